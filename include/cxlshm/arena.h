@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The arena: named objects in a pool, with a POSIX-shm-like life cycle.
+ *
+ * Names live in a job namespace (CXL_JOB; "global" when unset). Objects of
+ * the global namespace persist until destroyed. Objects of a named job are
+ * reclaimed once no live process of that job is attached, which is also how
+ * a crashed job's objects are found and freed.
+ *
+ * destroy() behaves like shm_unlink(): the name disappears at once, the
+ * storage is freed after the last close.
+ */
+#ifndef CXLSHM_ARENA_H
+#define CXLSHM_ARENA_H
+
+#include <stdint.h>
+
+#include "pool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* create() flags */
+#define CXL_OBJ_ALIGN_2M 0x1u /* 2 MiB-aligned start (huge-page friendly) */
+#define CXL_OBJ_ZERO 0x2u     /* zero the storage (and write it back) */
+
+struct cxl_obj {
+	cxl_pool *pool;
+	void *ptr;     /* start of the object in this process's mapping */
+	uint64_t off;  /* pool-relative offset */
+	uint64_t size; /* requested size */
+	uint32_t idx;  /* object-table index (internal) */
+	uint32_t gen;  /* generation of that entry when opened (internal) */
+};
+
+struct cxl_obj_stat {
+	char name[CXL_NAME_MAX + 1];
+	char job[CXL_NAME_MAX + 1]; /* only set by cxl_obj_list */
+	uint64_t job_id;
+	uint64_t off, size, alloc_size;
+	uint32_t refcnt;
+	uint32_t unlinked; /* destroyed but still open somewhere */
+	uint32_t creator_host;
+	uint32_t creator_pid;
+};
+
+/* Create name (in this attachment's job) and open it. */
+int cxl_obj_create(cxl_pool *p, const char *name, uint64_t size,
+		   unsigned flags, struct cxl_obj *out);
+
+/* Open an existing object of this attachment's job. */
+int cxl_obj_open(cxl_pool *p, const char *name, struct cxl_obj *out);
+
+/* Drop the reference; frees storage if destroyed and last. */
+int cxl_obj_close(struct cxl_obj *o);
+
+/* Unlink name; storage goes with the last close. */
+int cxl_obj_destroy(cxl_pool *p, const char *name);
+
+int cxl_obj_stat(cxl_pool *p, const char *name, struct cxl_obj_stat *st);
+
+/*
+ * Visit every live or unlinked object of every job. Stops and returns the
+ * callback's value when it is non-zero.
+ */
+typedef int (*cxl_obj_visit_fn)(const struct cxl_obj_stat *st, void *arg);
+int cxl_obj_list(cxl_pool *p, cxl_obj_visit_fn fn, void *arg);
+
+/* Arena-wide figures. */
+struct cxl_arena_stat {
+	uint64_t capacity, live, unlinked;
+	uint64_t heap_size, heap_free, largest_free;
+	uint32_t procs_live, hosts_active;
+};
+int cxl_arena_stat(cxl_pool *p, struct cxl_arena_stat *st);
+
+/*
+ * Garbage collection: release the slots of this host's dead processes,
+ * then reclaim the objects of jobs that no live process belongs to.
+ * dead_host >= 0 additionally declares that host dead (administrator
+ * decision after it crashed or was rebooted). Counts are optional.
+ */
+int cxl_arena_gc(cxl_pool *p, int dead_host, uint64_t *procs_reclaimed,
+		 uint64_t *objs_reclaimed);
+
+/*
+ * Check the metadata and rebuild the hash index and allocator from the
+ * object table (the source of truth). Used after a process died inside the
+ * arena lock; cxlpool fsck calls it. problems receives the number of
+ * inconsistencies found (0 for a clean pool).
+ */
+int cxl_arena_repair(cxl_pool *p, uint64_t *problems);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Software cache coherence for memory that is not coherent across hosts.
+ *
+ * Rules (docs/coherence.md has the full protocol):
+ *  - After writing pool memory another host will read: cxl_flush() the
+ *    written lines, then cxl_wfence() before publishing (or before reporting
+ *    completion).
+ *  - Before reading pool memory another host wrote: cxl_inval() the lines
+ *    (it fences so the following loads cannot be satisfied early).
+ *  - Flags and indices that two hosts poll: cxl_nt_store64()/cxl_nt_load64(),
+ *    on a cache line written by one host only.
+ *
+ * All ranges are widened to whole 64-byte lines. Every call takes the pool
+ * because the non-coherent emulation must translate addresses.
+ */
+#ifndef CXLSHM_COHERENCE_H
+#define CXLSHM_COHERENCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CXL_LINE 64u
+
+/* Write back the lines covering [p, p+len). No ordering by itself. */
+void cxl_flush(cxl_pool *pool, const void *p, size_t len);
+
+/*
+ * Discard this host's cached copy of the lines covering [p, p+len), then
+ * fence, so that subsequent loads read the pool. Lines must not hold this
+ * host's unflushed stores (they would be lost in the emulation and written
+ * back early on hardware).
+ */
+void cxl_inval(cxl_pool *pool, const void *p, size_t len);
+
+/* Order all earlier flushes and stores before later stores (sfence). */
+void cxl_wfence(cxl_pool *pool);
+
+/* Full fence: earlier stores/flushes before later loads (mfence). */
+void cxl_fence(cxl_pool *pool);
+
+/* Non-temporal 8-byte store: goes to the pool, bypassing the cache. */
+void cxl_nt_store64(cxl_pool *pool, uint64_t *p, uint64_t v);
+
+/* Load of an 8-byte word as it is in the pool (not a stale cached copy). */
+uint64_t cxl_nt_load64(cxl_pool *pool, const uint64_t *p);
+
+/* memcpy into pool memory followed by the write-back the mode needs. */
+void cxl_copy_to_pool(cxl_pool *pool, void *dst, const void *src, size_t n);
+
+/* Invalidate as the mode needs, then memcpy out of pool memory. */
+void cxl_copy_from_pool(cxl_pool *pool, void *dst, const void *src, size_t n);
+
+/*
+ * Coherence operation counters, per process (summed over threads). These
+ * are the deterministic cost proxy on real CXL: a flush or invalidate of a
+ * line is one cache-line transaction to the device.
+ */
+struct cxl_coh_counters {
+	uint64_t flush_lines; /* lines written back (clflushopt/clwb/clflush) */
+	uint64_t inval_lines; /* lines invalidated before a read */
+	uint64_t fences;      /* sfence/mfence issued for coherence */
+	uint64_t nt_stores;   /* non-temporal 8-byte stores (flags, indices) */
+	uint64_t nt_loads;    /* uncached 8-byte loads (flags, indices) */
+};
+
+void cxl_coh_counters_get(struct cxl_coh_counters *out);
+void cxl_coh_counters_reset(void);
+
+/* CPU features detected at run time. */
+struct cxl_cpu_features {
+	int clflush, clflushopt, clwb, movnti;
+};
+void cxl_cpu_features_get(struct cxl_cpu_features *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* libcxlshm: CXL shared-memory pools, arena, coherence, rings and sync. */
+#ifndef CXLSHM_CXLSHM_H
+#define CXLSHM_CXLSHM_H
+
+#include "arena.h"
+#include "coherence.h"
+#include "error.h"
+#include "pool.h"
+#include "ring.h"
+#include "sync.h"
+
+#endif

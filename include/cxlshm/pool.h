@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Pools: a byte range that every process on every host maps MAP_SHARED.
+ *
+ * Backends: a devdax character device (/dev/daxX.Y), or a file on tmpfs or
+ * hugetlbfs that emulates one. The coherence mode is a property of the
+ * attachment, not of the pool: see coherence.h.
+ */
+#ifndef CXLSHM_POOL_H
+#define CXLSHM_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cxl_pool cxl_pool;
+
+enum cxl_coh_mode {
+	CXL_COH_COHERENT = 0, /* hardware-coherent: no flushes */
+	CXL_COH_FLUSH,        /* flush after writes, invalidate before reads */
+	CXL_COH_UNCACHED,     /* non-temporal stores for data, invalidate reads */
+	CXL_COH_EMULATED,     /* non-coherent emulation (private cache copy) */
+};
+
+enum cxl_flush_insn {
+	CXL_FLUSH_AUTO = 0, /* clflushopt if present, else clflush */
+	CXL_FLUSH_CLFLUSHOPT,
+	CXL_FLUSH_CLWB,
+	CXL_FLUSH_CLFLUSH,
+};
+
+#define CXL_NAME_MAX 63 /* object and job names, excluding the NUL */
+#define CXL_JOB_GLOBAL "global"
+
+/* Everything that configures an attachment; see docs/env.md. */
+struct cxl_pool_opts {
+	char path[256];            /* CXL_POOL */
+	uint64_t size;             /* CXL_POOL_SIZE: size of a new file pool */
+	int create;                /* CXL_POOL_CREATE: create+format if absent */
+	enum cxl_coh_mode mode;    /* CXL_COHERENCE */
+	int mode_set;              /* mode given explicitly (else per backend) */
+	enum cxl_flush_insn insn;  /* CXL_FLUSH_INSN */
+	uint32_t host_id;          /* CXL_HOST_ID */
+	char job[CXL_NAME_MAX + 1]; /* CXL_JOB */
+	uint64_t capacity;         /* CXL_ARENA_CAPACITY: objects, at format */
+	uint32_t max_hosts;        /* CXL_MAX_HOSTS, at format */
+	uint32_t max_procs;        /* CXL_MAX_PROCS, at format */
+	uint32_t lock_timeout_ms;  /* CXL_LOCK_TIMEOUT_MS */
+	char rundir[256];          /* CXL_RUNDIR: host-local lock files */
+};
+
+/* Fill with built-in defaults (no environment). */
+void cxl_opts_default(struct cxl_pool_opts *o);
+
+/*
+ * Defaults overridden by CXL_* environment variables. Returns CXL_EENV
+ * naming the variable on an invalid value.
+ */
+int cxl_opts_from_env(struct cxl_pool_opts *o);
+
+/* Parse "64M", "2G", "4096" etc. Returns CXL_EINVAL on garbage. */
+int cxl_parse_size(const char *s, uint64_t *out);
+
+/*
+ * Format a pool: explicit, destructive. Refuses (CXL_EBUSY) if the pool
+ * holds a valid header with live processes unless force is set.
+ */
+int cxl_pool_format(const struct cxl_pool_opts *o, int force);
+
+/*
+ * Attach. A missing file pool is created and formatted when o->create is
+ * set; exactly one process wins that race (it holds an flock while
+ * formatting, the others wait for the header to appear).
+ */
+int cxl_pool_attach(const struct cxl_pool_opts *o, cxl_pool **out);
+
+/* Attach using cxl_opts_from_env(). */
+int cxl_pool_attach_env(cxl_pool **out);
+
+/* Release this process's slot and unmap. NULL is accepted. */
+int cxl_pool_detach(cxl_pool *p);
+
+void *cxl_pool_base(const cxl_pool *p);
+uint64_t cxl_pool_size(const cxl_pool *p);
+enum cxl_coh_mode cxl_pool_mode(const cxl_pool *p);
+uint32_t cxl_pool_host_id(const cxl_pool *p);
+const char *cxl_pool_path(const cxl_pool *p);
+
+/* Pool-relative offset of a pointer into the mapping, or UINT64_MAX. */
+uint64_t cxl_pool_offset(const cxl_pool *p, const void *ptr);
+
+/* Pointer for [off, off+len) if it lies inside the mapping, else NULL. */
+void *cxl_pool_ptr(const cxl_pool *p, uint64_t off, uint64_t len);
+
+const char *cxl_coh_mode_name(enum cxl_coh_mode m);
+const char *cxl_flush_insn_name(enum cxl_flush_insn i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

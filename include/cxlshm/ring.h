@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Single-producer single-consumer ring in pool memory (cMPI §3.3), built so
+ * that no cross-host atomic instruction and no shared cache line is needed:
+ *
+ *  - line 0 is written once at init (geometry), line 1 only by the
+ *    producer, line 2 only by the consumer (its head index);
+ *  - every 64-byte line of a cell starts with an 8-byte stamp, the message
+ *    sequence number + 1. A message is complete when all its lines carry
+ *    the expected stamp, so the producer needs one fence per message and
+ *    no separate tail index;
+ *  - the consumer publishes its head with a non-temporal store, batched.
+ *
+ * Payload capacity of a cell of L lines: 48 + 56 * (L - 1) bytes.
+ */
+#ifndef CXLSHM_RING_H
+#define CXLSHM_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cxl_ring cxl_ring;
+
+enum cxl_ring_role { CXL_RING_PRODUCER = 1, CXL_RING_CONSUMER = 2 };
+
+struct cxl_ring_attr {
+	uint32_t cell_size;  /* bytes, multiple of 64, >= 64 (default 256) */
+	uint32_t ncells;     /* >= 2 (default 64) */
+	uint32_t poll_lines; /* lines invalidated per poll (default 2) */
+	uint32_t head_batch; /* consumer publishes head every N (default n/4) */
+};
+
+/* send() flags */
+#define CXL_RING_NOFENCE 0x1u /* caller issues cxl_ring_fence() later */
+
+/* Bytes of pool memory a ring with these attributes needs. */
+size_t cxl_ring_footprint(const struct cxl_ring_attr *attr);
+
+/* Largest message a cell of cell_size bytes carries. */
+size_t cxl_ring_cell_payload(uint32_t cell_size);
+
+/*
+ * Initialise a ring in [mem, mem+len) of pool memory (called once, by
+ * either side, before the other attaches) and write it back.
+ */
+int cxl_ring_init(cxl_pool *pool, void *mem, size_t len,
+		  const struct cxl_ring_attr *attr);
+
+/* Attach to an initialised ring; geometry is validated against len. */
+int cxl_ring_attach(cxl_pool *pool, void *mem, size_t len,
+		    enum cxl_ring_role role, cxl_ring **out);
+
+void cxl_ring_detach(cxl_ring *r);
+
+/* Convenience: the ring as a named arena object. */
+int cxl_ring_create(cxl_pool *pool, const char *name,
+		    const struct cxl_ring_attr *attr, enum cxl_ring_role role,
+		    cxl_ring **out);
+int cxl_ring_open(cxl_pool *pool, const char *name, enum cxl_ring_role role,
+		  cxl_ring **out);
+/* Detach and close the object opened by create/open. */
+void cxl_ring_close(cxl_ring *r);
+
+/* Producer: CXL_EAGAIN when full. tag is delivered with the message. */
+int cxl_ring_send(cxl_ring *r, const void *buf, size_t len, uint32_t tag,
+		  unsigned flags);
+
+/* Producer: one fence for all CXL_RING_NOFENCE sends since the last. */
+void cxl_ring_fence(cxl_ring *r);
+
+/*
+ * Consumer: CXL_EAGAIN when empty; CXL_ETRUNC (message left in the ring,
+ * *len set to its size) when cap is too small; CXL_ECORRUPT when the cell
+ * fails validation.
+ */
+int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
+		  uint32_t *tag);
+
+size_t cxl_ring_max_msg(const cxl_ring *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

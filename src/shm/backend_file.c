@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * File backend: a pool emulated by a file on tmpfs (/dev/shm) or hugetlbfs.
+ * A missing file is created with O_EXCL, so exactly one process creates
+ * (and then formats) it; see pool.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int open_err(const char *path, int e, bool creating)
+{
+	if (e == EACCES || e == EPERM || e == EROFS)
+		return cxl_seterr(CXL_EACCES, "permission denied %s pool file "
+				  "%s: give this user read/write access to it "
+				  "(and its directory), or point CXL_POOL "
+				  "elsewhere",
+				  creating ? "creating" : "opening", path);
+	if (e == ENOENT || e == ENOTDIR)
+		return cxl_seterr(CXL_ENODEV, "pool file %s does not exist: "
+				  "create it with 'cxlpool format %s --size "
+				  "1G', or set CXL_POOL_CREATE=1 to create it "
+				  "on first use",
+				  path, path);
+	return cxl_seterr(CXL_ESYS, "cannot open pool file %s: %s", path,
+			  strerror(e));
+}
+
+int cxl_backend_file_open(struct cxl_pool *p, bool *created)
+{
+	const char *path = p->opts.path;
+	struct stat st;
+	int fd;
+
+	*created = false;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && p->opts.create) {
+		if (p->opts.size < POOL_MIN_SIZE ||
+		    p->opts.size % (2u << 20))
+			return cxl_seterr(CXL_ETOOSMALL, "CXL_POOL_SIZE=%llu: a "
+					  "pool must be a multiple of 2 MiB "
+					  "and at least %u MiB",
+					  (unsigned long long)p->opts.size,
+					  POOL_MIN_SIZE >> 20);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			/* We won the creation race: hold the lock until the
+			 * header is written so losers never see a half pool. */
+			if (flock(fd, LOCK_EX) != 0 ||
+			    ftruncate(fd, (off_t)p->opts.size) != 0) {
+				int e = errno;
+
+				close(fd);
+				unlink(path);
+				return cxl_seterr(e == ENOSPC ? CXL_ENOSPC
+							      : CXL_ESYS,
+						  "cannot size new pool file "
+						  "%s to %llu bytes: %s; free "
+						  "space or lower "
+						  "CXL_POOL_SIZE",
+						  path,
+						  (unsigned long long)
+							  p->opts.size,
+						  strerror(e));
+			}
+			*created = true;
+		} else if (errno == EEXIST) {
+			fd = open(path, O_RDWR | O_CLOEXEC);
+		}
+	}
+	if (fd < 0)
+		return open_err(path, errno, p->opts.create);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return cxl_seterr(CXL_ENODEV, "%s is not a regular file: a "
+				  "file pool must be a file on tmpfs or "
+				  "hugetlbfs; for a DAX device use /dev/daxX.Y",
+				  path);
+	}
+	if (!*created) {
+		/* Another process may be creating it: wait for its lock. */
+		if (flock(fd, LOCK_SH) != 0 || fstat(fd, &st) != 0) {
+			close(fd);
+			return cxl_seterr(CXL_ESYS, "cannot lock %s: %s", path,
+					  strerror(errno));
+		}
+		flock(fd, LOCK_UN);
+	}
+	p->fd = fd;
+	p->size = *created ? p->opts.size : (uint64_t)st.st_size;
+	if (p->size < POOL_MIN_SIZE) {
+		close(fd);
+		p->fd = -1;
+		return cxl_seterr(CXL_ETOOSMALL, "pool file %s is %llu bytes; a "
+				  "pool needs at least %u MiB: reformat it "
+				  "with 'cxlpool format %s --size 64M' or "
+				  "larger",
+				  path, (unsigned long long)p->size,
+				  POOL_MIN_SIZE >> 20, path);
+	}
+	p->size = ALIGN_DOWN(p->size, CXL_LINE);
+	return cxl_map_aligned(fd, p->size, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, "pool file", &p->resv, &p->resv_len,
+			       &p->base);
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Non-coherent pool emulation (CXL_COHERENCE=emulated).
+ *
+ * Model (docs/coherence.md, "The emulator"):
+ *  - The shared file is the pool memory. Each process gets a private copy
+ *    of it at attach time: its cache, holding every line.
+ *  - Ordinary loads and stores touch only the private copy.
+ *  - cxl_flush() writes whole 64-byte lines private -> shared;
+ *    cxl_inval() reloads whole lines shared -> private;
+ *    cxl_nt_store64() writes the word to both; cxl_nt_load64() reloads the
+ *    line, then reads it.
+ *  - Each line moves as one unit (a per-line seqlock), as a CXL.mem
+ *    write-back of a 64-byte line does.
+ * So a missing flush loses a write, a missing invalidate reads stale data,
+ * and two hosts writing one line clobber each other's bytes on write-back.
+ * Every process is its own cache domain, which is stricter than hardware
+ * (processes of one host share a cache there).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define EMU_NLOCKS 65536u /* stripes; power of two */
+
+static inline _Atomic uint64_t *line_lock(struct cxl_pool *p, uint64_t line)
+{
+	return &p->emu.linelock[line & (p->emu.nlocks - 1)];
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Writer side of the line seqlock: odd while a copy is in progress. */
+static void wr_lock(_Atomic uint64_t *l)
+{
+	uint64_t s;
+
+	for (;;) {
+		s = atomic_load_explicit(l, memory_order_relaxed);
+		if (!(s & 1) &&
+		    atomic_compare_exchange_weak_explicit(
+			    l, &s, s + 1, memory_order_acquire,
+			    memory_order_relaxed))
+			return;
+		cpu_relax();
+	}
+}
+
+static void wr_unlock(_Atomic uint64_t *l)
+{
+	atomic_fetch_add_explicit(l, 1, memory_order_release);
+}
+
+void cxl_emu_flush(struct cxl_pool *p, uint64_t off, uint64_t nlines)
+{
+	for (uint64_t i = 0; i < nlines; i++, off += CXL_LINE) {
+		_Atomic uint64_t *l = line_lock(p, off / CXL_LINE);
+
+		wr_lock(l);
+		memcpy(p->emu.shared + off, p->base + off, CXL_LINE);
+		wr_unlock(l);
+	}
+}
+
+void cxl_emu_inval(struct cxl_pool *p, uint64_t off, uint64_t nlines)
+{
+	for (uint64_t i = 0; i < nlines; i++, off += CXL_LINE) {
+		_Atomic uint64_t *l = line_lock(p, off / CXL_LINE);
+		uint64_t s1, s2;
+
+		do {
+			while ((s1 = atomic_load_explicit(
+					l, memory_order_acquire)) & 1)
+				cpu_relax();
+			memcpy(p->base + off, p->emu.shared + off, CXL_LINE);
+			atomic_thread_fence(memory_order_acquire);
+			s2 = atomic_load_explicit(l, memory_order_relaxed);
+		} while (s1 != s2);
+	}
+}
+
+void cxl_emu_nt_store64(struct cxl_pool *p, uint64_t off, uint64_t v)
+{
+	_Atomic uint64_t *l;
+
+	if (off + sizeof(v) > p->size)
+		return;
+	l = line_lock(p, off / CXL_LINE);
+	wr_lock(l);
+	__atomic_store_n((uint64_t *)(p->emu.shared + off), v,
+			 __ATOMIC_SEQ_CST);
+	__atomic_store_n((uint64_t *)(p->base + off), v, __ATOMIC_RELAXED);
+	wr_unlock(l);
+}
+
+static bool page_is_zero(const uint8_t *pg, size_t n)
+{
+	static const uint8_t zero[4096];
+
+	return memcmp(pg, zero, n) == 0;
+}
+
+int cxl_emu_attach(struct cxl_pool *p)
+{
+	char path[512], hex[33];
+	size_t len = EMU_NLOCKS * sizeof(uint64_t);
+	struct stat st;
+	uint8_t *priv;
+	int fd;
+
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", p->hdr.uuid[i]);
+	snprintf(path, sizeof(path), "%s/cxlshm-%s.emu", p->opts.rundir, hex);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return cxl_seterr(errno == EACCES ? CXL_EACCES : CXL_ESYS,
+				  "cannot open the emulator's line-lock file "
+				  "%s: %s; set CXL_RUNDIR to a writable "
+				  "directory shared by all emulated hosts",
+				  path, strerror(errno));
+	/* Every attacher sizes it the same; a new file is all zero (unlocked). */
+	if (fstat(fd, &st) == 0 && (size_t)st.st_size < len &&
+	    ftruncate(fd, (off_t)len) != 0) {
+		close(fd);
+		return cxl_seterr(CXL_ESYS, "cannot size %s: %s", path,
+				  strerror(errno));
+	}
+	p->emu.lock_map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       fd, 0);
+	close(fd);
+	if (p->emu.lock_map == MAP_FAILED) {
+		p->emu.lock_map = NULL;
+		return cxl_seterr(CXL_ESYS, "cannot map %s: %s", path,
+				  strerror(errno));
+	}
+	p->emu.lock_map_len = len;
+	p->emu.linelock = p->emu.lock_map;
+	p->emu.nlocks = EMU_NLOCKS;
+
+	/* The shared mapping becomes "memory"; base becomes the private cache,
+	 * an anonymous mapping with the same guard pages and alignment. */
+	p->emu.shared = p->base;
+	p->emu_resv = p->resv;
+	p->emu_resv_len = p->resv_len;
+	if (cxl_map_aligned(-1, p->size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			    "emulator cache", &p->resv, &p->resv_len,
+			    &priv) != CXL_OK) {
+		p->resv = p->emu_resv;
+		p->resv_len = p->emu_resv_len;
+		p->emu_resv = NULL;
+		return CXL_ENOMEM;
+	}
+	p->base = priv;
+	/* Load the whole pool into the cache. Untouched pages of a sparse
+	 * file stay untouched here too, so RSS follows what the pool uses. */
+	for (uint64_t off = 0; off < p->size; off += 4096) {
+		size_t n = p->size - off < 4096 ? p->size - off : 4096;
+
+		if (!page_is_zero(p->emu.shared + off, n))
+			cxl_emu_inval(p, off, n / CXL_LINE);
+	}
+	return CXL_OK;
+}
+
+void cxl_emu_detach(struct cxl_pool *p)
+{
+	if (p->emu.lock_map)
+		munmap(p->emu.lock_map, p->emu.lock_map_len);
+	p->emu.lock_map = NULL;
+	if (p->emu_resv)
+		cxl_unmap(p->emu_resv, p->emu_resv_len);
+	p->emu_resv = NULL;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* libcxlshm internals shared between the files of src/shm. */
+#ifndef CXLSHM_INTERNAL_H
+#define CXLSHM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cxlshm/cxlshm.h"
+#include "layout.h"
+
+#define CXL_EXPORT __attribute__((visibility("default")))
+#define CXL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define CXL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~((uint64_t)(a)-1))
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a)-1))
+
+enum cxl_backend { BACKEND_FILE = 1, BACKEND_DEVDAX = 2 };
+
+/* Non-coherent emulation state (emu.c). */
+struct emu_state {
+	uint8_t *shared;   /* the pool as all hosts see it ("memory") */
+	_Atomic uint64_t *linelock; /* per-line-stripe seqlocks, host-local */
+	size_t nlocks;
+	void *lock_map;
+	size_t lock_map_len;
+};
+
+struct cxl_pool {
+	struct cxl_pool_opts opts;
+	enum cxl_backend backend;
+	int fd;
+	uint8_t *base; /* this process's view: the private "cache" in emulation */
+	uint64_t size;
+	void *resv;    /* reservation including guard pages */
+	size_t resv_len;
+	enum cxl_coh_mode mode;
+	enum cxl_flush_insn insn;
+	struct emu_state emu;
+	void *emu_resv; /* reservation of the shared view in emulation */
+	size_t emu_resv_len;
+
+	struct pool_hdr hdr; /* validated private copy; immutable after format */
+
+	/* arena state of this attachment */
+	pthread_mutex_t mtx; /* serialises this process's threads */
+	int hostlock_fd;     /* flock: serialises this host's processes */
+	uint32_t host_id;
+	uint32_t proc_slot; /* index + 1 in the process table; 0 = none */
+	uint64_t job_id;
+	bool in_cs;
+	bool took_over; /* acquired the lock from a dead holder of this host */
+};
+
+/* error.c */
+int cxl_seterr(int code, const char *fmt, ...) CXL_PRINTF(2, 3);
+
+/* util.c */
+uint64_t cxl_fnv1a(const void *p, size_t n, uint64_t h);
+#define FNV_SEED 0xcbf29ce484222325ull
+uint64_t cxl_job_id(const char *job);
+/* Copy a NUL-terminated name out of pool memory; false if not terminated. */
+bool cxl_name_valid(const char *pool_name, size_t cap);
+uint64_t cxl_proc_starttime(int pid);
+bool cxl_proc_alive(int pid, uint64_t starttime);
+
+/* backend_*.c: map the shared pool; fills fd, size, resv, base. */
+int cxl_backend_file_open(struct cxl_pool *p, bool *created);
+int cxl_backend_devdax_open(struct cxl_pool *p);
+/* Map fd at a 2 MiB-aligned address with PROT_NONE guard pages around. */
+int cxl_map_aligned(int fd, uint64_t size, int prot, int flags,
+		    const char *what, void **resv, size_t *resv_len,
+		    uint8_t **base);
+void cxl_unmap(void *resv, size_t len);
+
+/* coherence.c */
+void cxl_coh_init(void);
+int cxl_coh_select(struct cxl_pool *p);
+
+/* emu.c */
+int cxl_emu_attach(struct cxl_pool *p);
+void cxl_emu_detach(struct cxl_pool *p);
+void cxl_emu_flush(struct cxl_pool *p, uint64_t off, uint64_t nlines);
+void cxl_emu_inval(struct cxl_pool *p, uint64_t off, uint64_t nlines);
+void cxl_emu_nt_store64(struct cxl_pool *p, uint64_t off, uint64_t v);
+
+/* Test-only fault injection: when set, cxl_flush() writes nothing back. */
+extern _Atomic int cxl_test_skip_flush;
+
+/* format.c */
+int cxl_format_mapped(struct cxl_pool *p, const struct cxl_pool_opts *o);
+int cxl_hdr_validate(const struct pool_hdr *h, uint64_t mapped_size,
+		     const char *path);
+
+/* lock.c: the arena lock (host flock + bakery among hosts). */
+int cxl_arena_lock(struct cxl_pool *p);
+void cxl_arena_unlock(struct cxl_pool *p);
+int cxl_hostlock_open(struct cxl_pool *p);
+void cxl_hostlock_close(struct cxl_pool *p);
+
+/* Metadata access inside the arena lock: invalidate before reading, write
+ * back right after writing, so the next holder on any host sees it. */
+static inline void md_rd(struct cxl_pool *p, const void *ptr, size_t len)
+{
+	cxl_inval(p, ptr, len);
+}
+static inline void md_wr(struct cxl_pool *p, const void *ptr, size_t len)
+{
+	cxl_flush(p, ptr, len);
+}
+
+/* Region accessors: pointers computed from the validated header copy. */
+static inline struct arena_ctl *pool_ctl(struct cxl_pool *p)
+{
+	return (struct arena_ctl *)(p->base + p->hdr.ctl_off);
+}
+static inline struct host_ent *pool_host(struct cxl_pool *p, uint32_t i)
+{
+	return (struct host_ent *)(p->base + p->hdr.host_off) + i;
+}
+static inline struct proc_ent *pool_proc(struct cxl_pool *p, uint32_t i)
+{
+	return (struct proc_ent *)(p->base + p->hdr.proc_off) + i;
+}
+static inline struct hash_slot *pool_slot(struct cxl_pool *p, uint64_t i)
+{
+	return (struct hash_slot *)(p->base + p->hdr.hash_off) + i;
+}
+static inline struct obj_ent *pool_obj(struct cxl_pool *p, uint64_t i)
+{
+	return (struct obj_ent *)(p->base + p->hdr.obj_off) + i;
+}
+static inline uint8_t *pool_heap(struct cxl_pool *p)
+{
+	return p->base + p->hdr.heap_off;
+}
+
+/* alloc.c: buddy allocator over the heap; caller holds the arena lock. */
+int cxl_heap_init(struct cxl_pool *p);
+int cxl_heap_alloc(struct cxl_pool *p, uint64_t size, uint64_t align,
+		   uint64_t *off, uint64_t *asize);
+int cxl_heap_free(struct cxl_pool *p, uint64_t off, uint64_t asize);
+/* Carve [off, off+asize) out of the free lists (repair). */
+int cxl_heap_reserve(struct cxl_pool *p, uint64_t off, uint64_t asize);
+uint64_t cxl_heap_largest_free(struct cxl_pool *p);
+/* Granule size rounding used for asize. */
+uint64_t cxl_heap_round(uint64_t size, uint64_t align);
+
+/* arena.c / procs.c shared helpers (caller holds the arena lock). */
+int cxl_arena_attach_proc(struct cxl_pool *p);
+void cxl_arena_detach_proc(struct cxl_pool *p);
+int cxl_arena_reclaim_jobs(struct cxl_pool *p, uint64_t *objs);
+int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems);
+void cxl_obj_release_locked(struct cxl_pool *p, uint64_t idx);
+int cxl_hash_remove_locked(struct cxl_pool *p, uint64_t idx,
+			   const char *name, uint64_t job_id);
+int cxl_hash_insert_locked(struct cxl_pool *p, uint64_t idx,
+			   const char *name, uint64_t job_id);
+
+#endif

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Attaching to and detaching from a pool. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static bool is_devdax_path(const char *path)
+{
+	return strncmp(path, "/dev/dax", 8) == 0;
+}
+
+static void pool_free(struct cxl_pool *p)
+{
+	if (!p)
+		return;
+	cxl_hostlock_close(p);
+	if (p->mode == CXL_COH_EMULATED)
+		cxl_emu_detach(p);
+	cxl_unmap(p->resv, p->resv_len);
+	if (p->fd >= 0)
+		close(p->fd);
+	pthread_mutex_destroy(&p->mtx);
+	free(p);
+}
+
+/* Read the header as it is in the pool: invalidate first in the flush
+ * modes; in emulation the shared view is still mapped at base. */
+static void read_hdr(struct cxl_pool *p, struct pool_hdr *h)
+{
+	cxl_inval(p, p->base, sizeof(*h));
+	memcpy(h, p->base, sizeof(*h));
+}
+
+static int map_backend(struct cxl_pool *p, bool *created)
+{
+	*created = false;
+	if (is_devdax_path(p->opts.path))
+		return cxl_backend_devdax_open(p);
+	return cxl_backend_file_open(p, created);
+}
+
+static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
+		     bool for_format)
+{
+	struct cxl_pool *p;
+	bool created;
+	int rc;
+
+	*out = NULL;
+	if (!o || !o->path[0])
+		return cxl_seterr(CXL_EENV, "no pool configured: set CXL_POOL "
+				  "to a DAX device (/dev/daxX.Y) or a pool file "
+				  "(e.g. /dev/shm/cxlpool)");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return cxl_seterr(CXL_ENOMEM, "out of memory for a pool handle");
+	p->opts = *o;
+	p->fd = -1;
+	p->hostlock_fd = -1;
+	pthread_mutex_init(&p->mtx, NULL);
+	p->backend = is_devdax_path(o->path) ? BACKEND_DEVDAX : BACKEND_FILE;
+	/* Real CXL memory defaults to flush; a file on one machine is
+	 * coherent unless the emulation or another mode is asked for. */
+	p->mode = o->mode_set ? o->mode
+			      : (p->backend == BACKEND_DEVDAX ? CXL_COH_FLUSH
+							      : CXL_COH_COHERENT);
+	if ((rc = cxl_coh_select(p)))
+		goto fail;
+	if ((rc = map_backend(p, &created)))
+		goto fail;
+
+	if (created || for_format) {
+		/* Formatting happens on the shared view, before any private
+		 * emulator copy exists. The file creator still holds its
+		 * flock, so it is the only formatter of a new file. */
+		enum cxl_coh_mode m = p->mode;
+
+		if (m == CXL_COH_EMULATED)
+			p->mode = CXL_COH_COHERENT;
+		if (created) {
+			rc = cxl_format_mapped(p, o);
+			flock(p->fd, LOCK_UN);
+		}
+		p->mode = m;
+		if (rc) {
+			if (created)
+				unlink(o->path);
+			goto fail;
+		}
+		if (for_format) {
+			*out = p;
+			return CXL_OK;
+		}
+	}
+
+	{
+		enum cxl_coh_mode m = p->mode;
+
+		if (m == CXL_COH_EMULATED)
+			p->mode = CXL_COH_COHERENT; /* shared view for now */
+		read_hdr(p, &p->hdr);
+		p->mode = m;
+	}
+	if ((rc = cxl_hdr_validate(&p->hdr, p->size, o->path)))
+		goto fail;
+	p->size = p->hdr.pool_size;
+	if (o->host_id >= p->hdr.max_hosts) {
+		rc = cxl_seterr(CXL_EENV, "CXL_HOST_ID=%u, but pool %s was "
+				"formatted for %u hosts (ids 0..%u): use a "
+				"smaller id or reformat with a larger "
+				"CXL_MAX_HOSTS",
+				o->host_id, o->path, p->hdr.max_hosts,
+				p->hdr.max_hosts - 1);
+		goto fail;
+	}
+	if (p->mode == CXL_COH_EMULATED && (rc = cxl_emu_attach(p)))
+		goto fail;
+	p->host_id = o->host_id;
+	p->job_id = cxl_job_id(o->job);
+	if ((rc = cxl_hostlock_open(p)))
+		goto fail;
+	*out = p;
+	return CXL_OK;
+fail:
+	pool_free(p);
+	return rc;
+}
+
+CXL_EXPORT int cxl_pool_attach(const struct cxl_pool_opts *o,
+			       cxl_pool **out)
+{
+	struct cxl_pool *p;
+	int rc;
+
+	if (!out)
+		return cxl_seterr(CXL_EINVAL, "cxl_pool_attach: out is NULL");
+	if ((rc = pool_open(o, &p, false)))
+		return rc;
+	if ((rc = cxl_arena_lock(p)) == CXL_OK) {
+		rc = cxl_arena_attach_proc(p);
+		cxl_arena_unlock(p);
+	}
+	if (rc) {
+		pool_free(p);
+		return rc;
+	}
+	*out = p;
+	return CXL_OK;
+}
+
+CXL_EXPORT int cxl_pool_attach_env(cxl_pool **out)
+{
+	struct cxl_pool_opts o;
+	int rc;
+
+	if ((rc = cxl_opts_from_env(&o)))
+		return rc;
+	return cxl_pool_attach(&o, out);
+}
+
+CXL_EXPORT int cxl_pool_detach(cxl_pool *p)
+{
+	int rc;
+
+	if (!p)
+		return CXL_OK;
+	if ((rc = cxl_arena_lock(p)) == CXL_OK) {
+		cxl_arena_detach_proc(p);
+		cxl_arena_unlock(p);
+	}
+	pool_free(p);
+	return rc;
+}
+
+static int count_live_procs(struct cxl_pool *p)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+		struct proc_ent *e = pool_proc(p, i);
+
+		cxl_inval(p, e, sizeof(*e));
+		n += e->state == PROC_LIVE;
+	}
+	return n;
+}
+
+CXL_EXPORT int cxl_pool_format(const struct cxl_pool_opts *o, int force)
+{
+	struct cxl_pool *p;
+	struct pool_hdr h;
+	int rc;
+
+	if ((rc = pool_open(o, &p, true)))
+		return rc;
+	if (p->hdr.magic == POOL_MAGIC) /* we just created and formatted it */
+		goto out;
+	if (p->backend == BACKEND_FILE && flock(p->fd, LOCK_EX | LOCK_NB)) {
+		rc = cxl_seterr(CXL_EBUSY, "pool file %s is being created or "
+				"formatted by another process; try again",
+				o->path);
+		goto out;
+	}
+	read_hdr(p, &h);
+	if (!force && cxl_hdr_validate(&h, p->size, o->path) == CXL_OK) {
+		p->hdr = h;
+		int live = count_live_procs(p);
+
+		if (live) {
+			rc = cxl_seterr(CXL_EBUSY, "pool %s has %d attached "
+					"process(es); formatting would destroy "
+					"their objects: stop them (or run "
+					"'cxlpool gc'), or pass --force",
+					o->path, live);
+			goto out;
+		}
+	}
+	rc = cxl_format_mapped(p, o);
+out:
+	pool_free(p);
+	return rc;
+}
+
+CXL_EXPORT void *cxl_pool_base(const cxl_pool *p)
+{
+	return p->base;
+}
+
+CXL_EXPORT uint64_t cxl_pool_size(const cxl_pool *p)
+{
+	return p->size;
+}
+
+CXL_EXPORT enum cxl_coh_mode cxl_pool_mode(const cxl_pool *p)
+{
+	return p->mode;
+}
+
+CXL_EXPORT uint32_t cxl_pool_host_id(const cxl_pool *p)
+{
+	return p->host_id;
+}
+
+CXL_EXPORT const char *cxl_pool_path(const cxl_pool *p)
+{
+	return p->opts.path;
+}
+
+CXL_EXPORT uint64_t cxl_pool_offset(const cxl_pool *p, const void *ptr)
+{
+	uintptr_t b = (uintptr_t)p->base, x = (uintptr_t)ptr;
+
+	return x >= b && x - b < p->size ? x - b : UINT64_MAX;
+}
+
+CXL_EXPORT void *cxl_pool_ptr(const cxl_pool *p, uint64_t off, uint64_t len)
+{
+	if (off > p->size || len > p->size - off)
+		return NULL;
+	return p->base + off;
+}

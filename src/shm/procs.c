@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Process and host registration, job namespaces and garbage collection.
+ *
+ * Liveness: a host can tell for certain only whether its own processes are
+ * alive (pid + start time). So each host reclaims its own dead processes,
+ * automatically on attach and on 'cxlpool gc'. A crashed host is declared
+ * dead by an administrator ('cxlpool gc --dead-host N'), which releases its
+ * process slots and its bakery entry.
+ *
+ * Objects of a named job are reclaimed once no live process of the job is
+ * attached anywhere; objects of the global namespace persist.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static void my_nodename(char out[48])
+{
+	struct utsname u;
+
+	memset(out, 0, 48);
+	if (uname(&u) == 0)
+		snprintf(out, 48, "%.47s", u.nodename);
+}
+
+static struct proc_ent *proc_read(struct cxl_pool *p, uint32_t i)
+{
+	struct proc_ent *e = pool_proc(p, i);
+
+	md_rd(p, e, sizeof(*e));
+	return e;
+}
+
+static void proc_clear(struct cxl_pool *p, uint32_t i)
+{
+	struct proc_ent *e = pool_proc(p, i);
+
+	memset(e, 0, sizeof(*e));
+	md_wr(p, e, sizeof(*e));
+}
+
+/* Release slots of this host's processes that no longer exist. */
+static uint64_t reap_local(struct cxl_pool *p)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+		struct proc_ent *e = proc_read(p, i);
+
+		if (e->state != PROC_LIVE || e->host != p->host_id)
+			continue;
+		if (!cxl_proc_alive((int)e->pid, e->starttime)) {
+			proc_clear(p, i);
+			n++;
+		}
+	}
+	return n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Reclaim objects whose job has no live process. only_job != 0 restricts
+ * the scan to that job (used on detach).
+ */
+static int reclaim(struct cxl_pool *p, uint64_t only_job, uint64_t *objs)
+{
+	uint64_t global = cxl_job_id(CXL_JOB_GLOBAL), hwm, nlive = 0, n = 0;
+	uint64_t *live = malloc(sizeof(uint64_t) * p->hdr.max_procs);
+
+	if (!live)
+		return cxl_seterr(CXL_ENOMEM, "gc: out of memory");
+	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+		struct proc_ent *e = proc_read(p, i);
+
+		if (e->state == PROC_LIVE)
+			live[nlive++] = e->job_id;
+	}
+	qsort(live, nlive, sizeof(uint64_t), cmp_u64);
+	md_rd(p, &pool_ctl(p)->obj_hwm, sizeof(uint64_t));
+	hwm = pool_ctl(p)->obj_hwm;
+	if (hwm > p->hdr.capacity)
+		hwm = p->hdr.capacity;
+	for (uint64_t i = 0; i < hwm; i++) {
+		struct obj_ent *e = pool_obj(p, i);
+
+		md_rd(p, e, CXL_LINE);
+		if (e->state != OBJ_LIVE && e->state != OBJ_UNLINKED)
+			continue;
+		if (e->job_id == global || (only_job && e->job_id != only_job))
+			continue;
+		if (bsearch(&e->job_id, live, nlive, sizeof(uint64_t),
+			    cmp_u64))
+			continue;
+		md_rd(p, e->name, sizeof(e->name));
+		if (e->state == OBJ_LIVE &&
+		    cxl_name_valid(e->name, sizeof(e->name)))
+			cxl_hash_remove_locked(p, i, e->name, e->job_id);
+		cxl_obj_release_locked(p, i);
+		n++;
+	}
+	free(live);
+	if (objs)
+		*objs += n;
+	return CXL_OK;
+}
+
+int cxl_arena_reclaim_jobs(struct cxl_pool *p, uint64_t *objs)
+{
+	return reclaim(p, 0, objs);
+}
+
+int cxl_arena_attach_proc(struct cxl_pool *p)
+{
+	struct host_ent *h = pool_host(p, p->host_id);
+	char node[48];
+	uint32_t free_slot = UINT32_MAX, others = 0;
+	struct proc_ent *e;
+
+	my_nodename(node);
+	md_rd(p, h->nodename, CXL_LINE);
+	/* Another machine uses our host id while it has live processes:
+	 * both would run the bakery as one host, which breaks the lock. */
+	if (h->status == HOST_ACTIVE && h->nodename[0] &&
+	    strncmp(h->nodename, node, sizeof(h->nodename))) {
+		for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+			e = proc_read(p, i);
+			others += e->state == PROC_LIVE &&
+				  e->host == p->host_id;
+		}
+		if (others) {
+			char other[49];
+
+			memcpy(other, h->nodename, 48);
+			other[48] = '\0';
+			return cxl_seterr(CXL_EHOSTID, "CXL_HOST_ID=%u is in use "
+					  "by host '%s' (%u processes) in pool "
+					  "%s: give every host its own "
+					  "CXL_HOST_ID; if '%s' is gone, run "
+					  "'cxlpool gc --dead-host %u'",
+					  p->host_id, other, others,
+					  p->opts.path, other, p->host_id);
+		}
+	}
+	if (reap_local(p))
+		(void)reclaim(p, 0, NULL);
+	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+		e = proc_read(p, i);
+		if (e->state == PROC_FREE) {
+			free_slot = i;
+			break;
+		}
+	}
+	if (free_slot == UINT32_MAX)
+		return cxl_seterr(CXL_ENOPROC, "process table of %s is full "
+				  "(%u slots): run 'cxlpool gc', or reformat "
+				  "with a larger CXL_MAX_PROCS",
+				  p->opts.path, p->hdr.max_procs);
+	e = pool_proc(p, free_slot);
+	memset(e, 0, sizeof(*e));
+	e->host = p->host_id;
+	e->pid = (uint32_t)getpid();
+	e->starttime = cxl_proc_starttime((int)e->pid);
+	e->job_id = p->job_id;
+	e->attach_ns = cxl_now_ns();
+	strcpy(e->job, p->opts.job);
+	e->state = PROC_LIVE;
+	md_wr(p, e, sizeof(*e));
+	p->proc_slot = free_slot + 1;
+
+	memcpy(h->nodename, node, sizeof(h->nodename));
+	h->status = HOST_ACTIVE;
+	h->seen_ns = cxl_now_ns();
+	md_wr(p, h->nodename, CXL_LINE);
+	return CXL_OK;
+}
+
+void cxl_arena_detach_proc(struct cxl_pool *p)
+{
+	struct host_ent *h = pool_host(p, p->host_id);
+	uint32_t same_host = 0, same_job = 0;
+
+	if (p->proc_slot) {
+		struct proc_ent *e = proc_read(p, p->proc_slot - 1);
+
+		/* only clear it if it is still ours (gc may have taken it) */
+		if (e->state == PROC_LIVE && e->pid == (uint32_t)getpid() &&
+		    e->host == p->host_id)
+			proc_clear(p, p->proc_slot - 1);
+		p->proc_slot = 0;
+	}
+	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+		struct proc_ent *e = proc_read(p, i);
+
+		if (e->state != PROC_LIVE)
+			continue;
+		same_host += e->host == p->host_id;
+		same_job += e->job_id == p->job_id;
+	}
+	if (!same_job && p->job_id != cxl_job_id(CXL_JOB_GLOBAL))
+		(void)reclaim(p, p->job_id, NULL);
+	if (!same_host) {
+		md_rd(p, h->nodename, CXL_LINE);
+		memset(h->nodename, 0, sizeof(h->nodename));
+		h->status = HOST_UNUSED;
+		md_wr(p, h->nodename, CXL_LINE);
+	}
+}
+
+CXL_EXPORT int cxl_arena_gc(cxl_pool *p, int dead_host,
+			    uint64_t *procs_reclaimed, uint64_t *objs)
+{
+	uint64_t np = 0, no = 0;
+	int rc;
+
+	if (!p)
+		return cxl_seterr(CXL_EINVAL, "cxl_arena_gc: NULL pool");
+	if (dead_host >= 0) {
+		struct host_ent *h;
+
+		if ((uint32_t)dead_host >= p->hdr.max_hosts)
+			return cxl_seterr(CXL_EINVAL, "--dead-host %d: the pool "
+					  "has hosts 0..%u", dead_host,
+					  p->hdr.max_hosts - 1);
+		if ((uint32_t)dead_host == p->host_id)
+			return cxl_seterr(CXL_EINVAL, "--dead-host %d is this "
+					  "host (CXL_HOST_ID); run gc from "
+					  "another host id", dead_host);
+		/* Clear its bakery entry first: a dead host holding a ticket
+		 * would otherwise keep us out of the lock forever. This is the
+		 * one write to another host's bakery line, and only an
+		 * administrator's decision allows it. */
+		h = pool_host(p, (uint32_t)dead_host);
+		cxl_nt_store64(p, &h->choosing, 0);
+		cxl_nt_store64(p, &h->number, 0);
+		cxl_wfence(p);
+	}
+	if ((rc = cxl_arena_lock(p)))
+		return rc;
+	if (dead_host >= 0) {
+		struct host_ent *h = pool_host(p, (uint32_t)dead_host);
+
+		for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+			struct proc_ent *e = proc_read(p, i);
+
+			if (e->state == PROC_LIVE &&
+			    e->host == (uint32_t)dead_host) {
+				proc_clear(p, i);
+				np++;
+			}
+		}
+		md_rd(p, h->nodename, CXL_LINE);
+		memset(h->nodename, 0, sizeof(h->nodename));
+		h->status = HOST_UNUSED;
+		md_wr(p, h->nodename, CXL_LINE);
+	}
+	np += reap_local(p);
+	rc = reclaim(p, 0, &no);
+	cxl_arena_unlock(p);
+	if (procs_reclaimed)
+		*procs_reclaimed = np;
+	if (objs)
+		*objs = no;
+	return rc;
+}

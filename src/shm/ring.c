@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * SPSC ring in pool memory (see ring.h for the layout rules).
+ *
+ * Object layout:
+ *   line 0  geometry, written once by init; magic stored last
+ *   line 1  producer-owned: tail, stored at detach so a producer can resume
+ *   line 2  consumer-owned: head (messages consumed), non-temporal store
+ *   line 3+ ncells cells of cell_size bytes
+ * Cell line 0: stamp u64 | len u32 | tag u32 | 48 payload bytes
+ * Cell line k: stamp u64 | 56 payload bytes
+ *
+ * Coherence per message (flush mode, message of L lines):
+ *   producer: L line write-backs + 1 sfence (none with CXL_RING_NOFENCE);
+ *   consumer: max(L, poll_lines) invalidations + 1 fence (2 if L exceeds
+ *   poll_lines), plus one head store + fence every head_batch messages.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define RING_MAGIC 0x31474e49524c5843ull /* "CXLRING1" */
+#define RING_HDR_LINES 3u
+#define RING_MAX_CELL (1u << 20)
+#define RING_MAX_CELLS (1u << 24)
+#define L0_PAYLOAD 48u
+#define LK_PAYLOAD 56u
+
+struct ring_geom {
+	uint64_t magic;
+	uint64_t ident; /* arena object identity, 0 for raw rings */
+	uint32_t cell_size, ncells, poll_lines, head_batch;
+};
+
+struct cell0 {
+	uint64_t stamp;
+	uint32_t len;
+	uint32_t tag;
+	uint8_t data[L0_PAYLOAD];
+};
+
+struct cellk {
+	uint64_t stamp;
+	uint8_t data[LK_PAYLOAD];
+};
+
+struct cxl_ring {
+	cxl_pool *pool;
+	uint8_t *mem;
+	struct ring_geom g;
+	uint8_t *cells;
+	uint64_t *tail_line; /* line 1 */
+	uint64_t *head_line; /* line 2 */
+	enum cxl_ring_role role;
+	uint64_t seq;   /* next message to send / receive */
+	uint64_t other; /* producer: cached head; consumer: published head */
+	uint32_t cell_lines;
+	struct cxl_obj obj; /* when created/opened by name */
+	bool named;
+};
+
+static void attr_defaults(struct cxl_ring_attr *a,
+			  const struct cxl_ring_attr *in)
+{
+	*a = in ? *in : (struct cxl_ring_attr){0};
+	if (!a->cell_size)
+		a->cell_size = 256;
+	if (!a->ncells)
+		a->ncells = 64;
+	if (!a->poll_lines)
+		a->poll_lines = 2;
+	if (a->poll_lines > a->cell_size / CXL_LINE)
+		a->poll_lines = a->cell_size / CXL_LINE;
+	if (!a->head_batch)
+		a->head_batch = a->ncells / 4 ? a->ncells / 4 : 1;
+}
+
+static int check_geom(const struct ring_geom *g, size_t len)
+{
+	if (g->cell_size < CXL_LINE || g->cell_size % CXL_LINE ||
+	    g->cell_size > RING_MAX_CELL || g->ncells < 2 ||
+	    g->ncells > RING_MAX_CELLS || g->poll_lines < 1 ||
+	    g->poll_lines > g->cell_size / CXL_LINE || g->head_batch < 1 ||
+	    g->head_batch > g->ncells)
+		return cxl_seterr(CXL_EINVAL, "ring geometry invalid: cell_size "
+				  "%u (multiple of 64, 64..%u), ncells %u "
+				  "(2..%u), poll_lines %u, head_batch %u "
+				  "(1..ncells)",
+				  g->cell_size, RING_MAX_CELL, g->ncells,
+				  RING_MAX_CELLS, g->poll_lines, g->head_batch);
+	if ((uint64_t)g->cell_size * g->ncells + RING_HDR_LINES * CXL_LINE >
+	    len)
+		return cxl_seterr(CXL_ETOOSMALL, "ring needs %llu bytes but has "
+				  "%zu",
+				  (unsigned long long)g->cell_size * g->ncells +
+					  RING_HDR_LINES * CXL_LINE,
+				  len);
+	return CXL_OK;
+}
+
+CXL_EXPORT size_t cxl_ring_cell_payload(uint32_t cell_size)
+{
+	if (cell_size < CXL_LINE)
+		return 0;
+	return L0_PAYLOAD + LK_PAYLOAD * (cell_size / CXL_LINE - 1);
+}
+
+CXL_EXPORT size_t cxl_ring_footprint(const struct cxl_ring_attr *attr)
+{
+	struct cxl_ring_attr a;
+
+	attr_defaults(&a, attr);
+	return RING_HDR_LINES * CXL_LINE + (size_t)a.cell_size * a.ncells;
+}
+
+static int ring_init(cxl_pool *p, void *mem, size_t len,
+		     const struct cxl_ring_attr *attr, uint64_t ident)
+{
+	struct ring_geom *g = mem, ng;
+	struct cxl_ring_attr a;
+	int rc;
+
+	if (!p || !mem || ((uintptr_t)mem % CXL_LINE))
+		return cxl_seterr(CXL_EINVAL, "cxl_ring_init: memory must be "
+				  "64-byte aligned pool memory");
+	attr_defaults(&a, attr);
+	ng = (struct ring_geom){0, ident, a.cell_size, a.ncells, a.poll_lines,
+				a.head_batch};
+	if ((rc = check_geom(&ng, len)))
+		return rc;
+	/* Retire any old ring here, clear every stamp, then publish. */
+	cxl_nt_store64(p, &g->magic, 0);
+	cxl_wfence(p);
+	memset((uint8_t *)mem + CXL_LINE, 0, cxl_ring_footprint(&a) - CXL_LINE);
+	cxl_flush(p, (uint8_t *)mem + CXL_LINE,
+		  cxl_ring_footprint(&a) - CXL_LINE);
+	memcpy(g, &ng, sizeof(ng));
+	cxl_flush(p, g, CXL_LINE);
+	cxl_wfence(p); /* geometry and zeroed cells before the magic */
+	cxl_flag_set(p, &g->magic, RING_MAGIC);
+	return CXL_OK;
+}
+
+CXL_EXPORT int cxl_ring_init(cxl_pool *p, void *mem, size_t len,
+			     const struct cxl_ring_attr *attr)
+{
+	return ring_init(p, mem, len, attr, 0);
+}
+
+static int ring_attach(cxl_pool *p, void *mem, size_t len,
+		       enum cxl_ring_role role, uint64_t ident,
+		       uint32_t timeout_ms, cxl_ring **out)
+{
+	struct ring_geom *g = mem;
+	struct cxl_backoff b;
+	struct cxl_ring *r;
+	int rc;
+
+	if (!p || !mem || !out || (role != CXL_RING_PRODUCER &&
+				   role != CXL_RING_CONSUMER) ||
+	    len < RING_HDR_LINES * CXL_LINE || (uintptr_t)mem % CXL_LINE ||
+	    !cxl_pool_ptr(p, cxl_pool_offset(p, mem), len))
+		return cxl_seterr(CXL_EINVAL, "cxl_ring_attach: need a role and "
+				  "64-byte aligned pool memory");
+	cxl_backoff_init(&b, timeout_ms);
+	for (;;) {
+		if (cxl_nt_load64(p, &g->magic) == RING_MAGIC) {
+			cxl_inval(p, g, CXL_LINE);
+			if (g->ident == ident)
+				break;
+		}
+		if (!timeout_ms || cxl_backoff_wait(&b))
+			return cxl_seterr(timeout_ms ? CXL_ETIMEDOUT
+						     : CXL_EINVAL,
+					  "no initialised ring at pool offset "
+					  "%llu%s",
+					  (unsigned long long)cxl_pool_offset(
+						  p, mem),
+					  timeout_ms ? " (its creator did not "
+						       "finish in time)"
+						     : "");
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return cxl_seterr(CXL_ENOMEM, "ring: out of memory");
+	r->g = *g; /* private copy: the pool's geometry is validated once */
+	if ((rc = check_geom(&r->g, len))) {
+		free(r);
+		return cxl_seterr(CXL_ECORRUPT, "ring at pool offset %llu has "
+				  "a corrupt header: %s",
+				  (unsigned long long)cxl_pool_offset(p, mem),
+				  cxl_errmsg());
+	}
+	r->pool = p;
+	r->mem = mem;
+	r->role = role;
+	r->tail_line = (uint64_t *)((uint8_t *)mem + CXL_LINE);
+	r->head_line = (uint64_t *)((uint8_t *)mem + 2 * CXL_LINE);
+	r->cells = (uint8_t *)mem + RING_HDR_LINES * CXL_LINE;
+	r->cell_lines = r->g.cell_size / CXL_LINE;
+	if (role == CXL_RING_PRODUCER) {
+		r->seq = cxl_nt_load64(p, r->tail_line);
+		r->other = cxl_nt_load64(p, r->head_line);
+		if (r->other > r->seq || r->seq - r->other > r->g.ncells) {
+			free(r);
+			return cxl_seterr(CXL_ECORRUPT, "ring at pool offset "
+					  "%llu: head/tail indices are "
+					  "inconsistent",
+					  (unsigned long long)cxl_pool_offset(
+						  p, mem));
+		}
+	} else {
+		r->seq = r->other = cxl_nt_load64(p, r->head_line);
+	}
+	*out = r;
+	return CXL_OK;
+}
+
+CXL_EXPORT int cxl_ring_attach(cxl_pool *p, void *mem, size_t len,
+			       enum cxl_ring_role role, cxl_ring **out)
+{
+	return ring_attach(p, mem, len, role, 0, 0, out);
+}
+
+CXL_EXPORT void cxl_ring_detach(cxl_ring *r)
+{
+	if (!r)
+		return;
+	if (r->role == CXL_RING_PRODUCER) {
+		cxl_ring_fence(r);
+		cxl_flag_set(r->pool, r->tail_line, r->seq);
+	} else if (r->other != r->seq) {
+		cxl_flag_set(r->pool, r->head_line, r->seq);
+	}
+	if (r->named)
+		cxl_obj_close(&r->obj);
+	free(r);
+}
+
+static uint64_t obj_ident(const struct cxl_obj *o)
+{
+	return (uint64_t)o->idx << 32 | o->gen | 1ull << 63;
+}
+
+CXL_EXPORT int cxl_ring_create(cxl_pool *p, const char *name,
+			       const struct cxl_ring_attr *attr,
+			       enum cxl_ring_role role, cxl_ring **out)
+{
+	struct cxl_obj o;
+	size_t len = cxl_ring_footprint(attr);
+	int rc;
+
+	if (!out)
+		return cxl_seterr(CXL_EINVAL, "cxl_ring_create: out is NULL");
+	if ((rc = cxl_obj_create(p, name, len, 0, &o)))
+		return rc;
+	if ((rc = ring_init(p, o.ptr, len, attr, obj_ident(&o))) ||
+	    (rc = ring_attach(p, o.ptr, len, role, obj_ident(&o), 0, out))) {
+		cxl_obj_close(&o);
+		cxl_obj_destroy(p, name);
+		return rc;
+	}
+	(*out)->obj = o;
+	(*out)->named = true;
+	return CXL_OK;
+}
+
+CXL_EXPORT int cxl_ring_open(cxl_pool *p, const char *name,
+			     enum cxl_ring_role role, cxl_ring **out)
+{
+	struct cxl_obj o;
+	int rc;
+
+	if (!out)
+		return cxl_seterr(CXL_EINVAL, "cxl_ring_open: out is NULL");
+	if ((rc = cxl_obj_open(p, name, &o)))
+		return rc;
+	/* The creator may still be initialising: wait (bounded) for the
+	 * header that carries this object's identity. */
+	rc = ring_attach(p, o.ptr, o.size, role, obj_ident(&o),
+			 p->opts.lock_timeout_ms, out);
+	if (rc) {
+		cxl_obj_close(&o);
+		return rc;
+	}
+	(*out)->obj = o;
+	(*out)->named = true;
+	return CXL_OK;
+}
+
+CXL_EXPORT void cxl_ring_close(cxl_ring *r)
+{
+	cxl_ring_detach(r);
+}
+
+CXL_EXPORT size_t cxl_ring_max_msg(const cxl_ring *r)
+{
+	return cxl_ring_cell_payload(r->g.cell_size);
+}
+
+static inline uint32_t lines_for(size_t len)
+{
+	return len <= L0_PAYLOAD
+		       ? 1
+		       : 1 + (uint32_t)((len - L0_PAYLOAD + LK_PAYLOAD - 1) /
+					LK_PAYLOAD);
+}
+
+static inline uint8_t *cell_at(const struct cxl_ring *r, uint64_t seq)
+{
+	return r->cells + (size_t)(seq % r->g.ncells) * r->g.cell_size;
+}
+
+CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
+			     uint32_t tag, unsigned flags)
+{
+	cxl_pool *p = r->pool;
+	const uint8_t *src = buf;
+	uint64_t stamp = r->seq + 1;
+	struct cell0 *c0;
+	uint32_t nl;
+	size_t n;
+
+	if (CXL_UNLIKELY(r->role != CXL_RING_PRODUCER ||
+			 len > cxl_ring_max_msg(r)))
+		return cxl_seterr(CXL_EINVAL, "ring send: %zu bytes exceeds "
+				  "the cell payload of %zu (or not the "
+				  "producer)",
+				  len, cxl_ring_max_msg(r));
+	if (r->seq - r->other >= r->g.ncells) {
+		/* Looks full: refresh the consumer's head (uncached). */
+		uint64_t h = cxl_nt_load64(p, r->head_line);
+
+		if (h > r->seq || r->seq - h > r->g.ncells)
+			return cxl_seterr(CXL_ECORRUPT, "ring: consumer head "
+					  "%llu impossible for tail %llu",
+					  (unsigned long long)h,
+					  (unsigned long long)r->seq);
+		r->other = h;
+		if (r->seq - h >= r->g.ncells)
+			return CXL_EAGAIN;
+	}
+	c0 = (struct cell0 *)cell_at(r, r->seq);
+	nl = lines_for(len);
+	/* Payload first, stamp last in each line (release): in coherent mode
+	 * a reader that sees the stamp sees the line; in the flush modes the
+	 * line is written back as one unit anyway. */
+	n = len < L0_PAYLOAD ? len : L0_PAYLOAD;
+	memcpy(c0->data, src, n);
+	c0->len = (uint32_t)len;
+	c0->tag = tag;
+	__atomic_store_n(&c0->stamp, stamp, __ATOMIC_RELEASE);
+	src += n;
+	len -= n;
+	for (uint32_t k = 1; k < nl; k++) {
+		struct cellk *ck = (struct cellk *)((uint8_t *)c0 +
+						     k * CXL_LINE);
+
+		n = len < LK_PAYLOAD ? len : LK_PAYLOAD;
+		memcpy(ck->data, src, n);
+		__atomic_store_n(&ck->stamp, stamp, __ATOMIC_RELEASE);
+		src += n;
+		len -= n;
+	}
+	cxl_flush(p, c0, (size_t)nl * CXL_LINE);
+	if (!(flags & CXL_RING_NOFENCE))
+		cxl_wfence(p); /* message in the pool before send returns */
+	r->seq++;
+	return CXL_OK;
+}
+
+CXL_EXPORT void cxl_ring_fence(cxl_ring *r)
+{
+	cxl_wfence(r->pool);
+}
+
+static void publish_head(struct cxl_ring *r)
+{
+	cxl_flag_set(r->pool, r->head_line, r->seq);
+	r->other = r->seq;
+}
+
+/* A stamp that is neither the expected one nor the previous lap's (or 0
+ * on the first lap) cannot come from a correct producer. */
+static int stamp_state(const struct cxl_ring *r, uint64_t s, uint64_t want)
+{
+	if (s == want)
+		return CXL_OK;
+	if ((want <= r->g.ncells && s == 0) ||
+	    (want > r->g.ncells && s == want - r->g.ncells))
+		return CXL_EAGAIN;
+	return cxl_seterr(CXL_ECORRUPT, "ring cell %llu carries stamp %llu; "
+			  "expected %llu (or the previous lap's)",
+			  (unsigned long long)((want - 1) % r->g.ncells),
+			  (unsigned long long)s, (unsigned long long)want);
+}
+
+CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
+			     uint32_t *tag)
+{
+	cxl_pool *p = r->pool;
+	uint64_t want = r->seq + 1;
+	struct cell0 *c0 = (struct cell0 *)cell_at(r, r->seq);
+	uint8_t *dst = buf;
+	uint32_t nl, msg_len;
+	size_t left, n;
+	int rc;
+
+	if (CXL_UNLIKELY(r->role != CXL_RING_CONSUMER))
+		return cxl_seterr(CXL_EINVAL, "ring recv on the producer side");
+	cxl_inval(p, c0, (size_t)r->g.poll_lines * CXL_LINE);
+	rc = stamp_state(r, __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE),
+			 want);
+	if (rc) {
+		/* Idle: hand back the cells we consumed but did not report,
+		 * so a producer waiting for space is never stuck on us. */
+		if (rc == CXL_EAGAIN && r->other != r->seq)
+			publish_head(r);
+		return rc;
+	}
+	msg_len = c0->len;
+	if (msg_len > cxl_ring_max_msg(r))
+		return cxl_seterr(CXL_ECORRUPT, "ring cell claims %u bytes; a "
+				  "cell holds at most %zu",
+				  msg_len, cxl_ring_max_msg(r));
+	nl = lines_for(msg_len);
+	if (nl > r->g.poll_lines)
+		cxl_inval(p, (uint8_t *)c0 + r->g.poll_lines * CXL_LINE,
+			  (size_t)(nl - r->g.poll_lines) * CXL_LINE);
+	for (uint32_t k = 1; k < nl; k++) {
+		struct cellk *ck = (struct cellk *)((uint8_t *)c0 +
+						     k * CXL_LINE);
+
+		if ((rc = stamp_state(r, __atomic_load_n(&ck->stamp,
+							 __ATOMIC_ACQUIRE),
+				      want)))
+			return rc; /* EAGAIN: later lines not visible yet */
+	}
+	if (len)
+		*len = msg_len;
+	if (msg_len > cap)
+		return cxl_seterr(CXL_ETRUNC, "ring message of %u bytes does "
+				  "not fit the %zu-byte buffer; it stays "
+				  "queued",
+				  msg_len, cap);
+	if (tag)
+		*tag = c0->tag;
+	n = msg_len < L0_PAYLOAD ? msg_len : L0_PAYLOAD;
+	memcpy(dst, c0->data, n);
+	dst += n;
+	left = msg_len - n;
+	for (uint32_t k = 1; k < nl; k++) {
+		struct cellk *ck = (struct cellk *)((uint8_t *)c0 +
+						     k * CXL_LINE);
+
+		n = left < LK_PAYLOAD ? left : LK_PAYLOAD;
+		memcpy(dst, ck->data, n);
+		dst += n;
+		left -= n;
+	}
+	r->seq++;
+	if (r->seq - r->other >= r->g.head_batch)
+		publish_head(r);
+	return CXL_OK;
+}
