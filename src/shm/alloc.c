@@ -195,21 +195,7 @@ static unsigned piece_order(const struct cxl_pool *p, uint64_t pos,
 
 int cxl_heap_init(struct cxl_pool *p)
 {
-	struct arena_ctl *c = pool_ctl(p);
-	int rc;
-
-	memset(c->free_head, 0, sizeof(c->free_head));
-	md_wr(p, c->free_head, sizeof(c->free_head));
-	c->heap_free = 0;
-	md_wr(p, &c->heap_free, sizeof(c->heap_free));
-	for (uint64_t pos = 0; pos + GRAN <= p->hdr.heap_size;) {
-		unsigned o = piece_order(p, pos, p->hdr.heap_size);
-
-		if ((rc = list_push(p, pos, o)))
-			return rc;
-		pos += bsize(o);
-	}
-	return CXL_OK;
+	return cxl_heap_rebuild(p, NULL, 0);
 }
 
 uint64_t cxl_heap_round(uint64_t size, uint64_t align)
@@ -315,40 +301,42 @@ int cxl_heap_free(struct cxl_pool *p, uint64_t off, uint64_t asize)
 	return CXL_OK;
 }
 
-int cxl_heap_reserve(struct cxl_pool *p, uint64_t off, uint64_t asize)
+/* Rebuild the order map and free lists around the given live extents,
+ * sorted by offset and non-overlapping. Only the gaps between them are
+ * written (free-block headers), so object contents are never touched. */
+int cxl_heap_rebuild(struct cxl_pool *p, const struct heap_extent *ext,
+		     size_t n)
 {
-	unsigned mo = max_order(p);
+	struct arena_ctl *c = pool_ctl(p);
+	uint64_t pos = 0;
 	int rc;
 
-	if ((rc = check_run(p, off, asize, false)))
-		return rc;
-	for (uint64_t pos = off; pos < off + asize;) {
-		unsigned o = piece_order(p, pos, off + asize), oo;
-		uint64_t base = 0;
+	memset(p->base + p->hdr.ordermap_off, 0, p->hdr.heap_size / GRAN);
+	md_wr(p, p->base + p->hdr.ordermap_off, p->hdr.heap_size / GRAN);
+	memset(c->free_head, 0, sizeof(c->free_head));
+	md_wr(p, c->free_head, sizeof(c->free_head));
+	c->heap_free = 0;
+	md_wr(p, &c->heap_free, sizeof(c->heap_free));
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t gap_end = i < n ? ext[i].off : p->hdr.heap_size;
 
-		/* find the free block that contains this piece */
-		for (oo = o; oo <= mo; oo++) {
-			base = ALIGN_DOWN(pos, bsize(oo));
-			if (om_get(p, base) == (OM_FREE | oo))
-				break;
-		}
-		if (oo > mo)
-			return corrupt("overlapping object extent", pos);
-		if ((rc = list_remove(p, base, oo)))
-			return rc;
-		while (oo > o) { /* split toward pos, free the other half */
-			oo--;
-			if (pos >= base + bsize(oo)) {
-				rc = list_push(p, base, oo);
-				base += bsize(oo);
-			} else {
-				rc = list_push(p, base + bsize(oo), oo);
-			}
-			if (rc)
+		gap_end = ALIGN_DOWN(gap_end, GRAN);
+		while (pos + GRAN <= gap_end) {
+			unsigned o = piece_order(p, pos, gap_end);
+
+			if ((rc = free_block(p, pos, o)))
 				return rc;
+			pos += bsize(o);
 		}
-		om_set(p, pos, (uint8_t)(OM_ALLOC | o));
-		pos += bsize(o);
+		if (i == n)
+			break;
+		for (pos = ext[i].off; pos < ext[i].off + ext[i].asize;) {
+			unsigned o = piece_order(p, pos,
+						 ext[i].off + ext[i].asize);
+
+			om_set(p, pos, (uint8_t)(OM_ALLOC | o));
+			pos += bsize(o);
+		}
 	}
 	return CXL_OK;
 }

@@ -190,6 +190,11 @@ CXL_EXPORT int cxl_opts_from_env(struct cxl_pool_opts *o)
 	o->lock_timeout_ms = (uint32_t)v;
 	if ((rc = env_str("CXL_RUNDIR", o->rundir, sizeof(o->rundir))))
 		return rc;
+	/* Polling knobs are read by sync.c; validate them here so a bad
+	 * value stops the attach instead of being ignored. */
+	if ((rc = env_u64("CXL_POLL_SPIN", 0, 100000000, &v, false)) ||
+	    (rc = env_u64("CXL_POLL_MAX_SLEEP_US", 0, 1000000, &v, false)))
+		return rc;
 	return CXL_OK;
 }
 

@@ -124,9 +124,13 @@ small:
 				  POOL_HEAP_ALIGN));
 }
 
+/* Covers every field after the magic (which is stored last, separately). */
 static uint64_t hdr_csum(const struct pool_hdr *h)
 {
-	return cxl_fnv1a(h, offsetof(struct pool_hdr, csum), FNV_SEED);
+	const size_t from = offsetof(struct pool_hdr, version);
+
+	return cxl_fnv1a((const uint8_t *)h + from,
+			 offsetof(struct pool_hdr, csum) - from, FNV_SEED);
 }
 
 /* Zero a pool region and write it back, in bounded chunks. */
@@ -160,7 +164,6 @@ int cxl_format_mapped(struct cxl_pool *p, const struct cxl_pool_opts *o)
 	p->hdr = h;
 	zero_region(p, h.ctl_off, h.hash_off - h.ctl_off +
 			   hash_slots(&h) * sizeof(struct hash_slot));
-	zero_region(p, h.ordermap_off, h.heap_size / 64);
 	if ((rc = cxl_heap_init(p)))
 		return rc;
 

@@ -144,8 +144,12 @@ int cxl_heap_init(struct cxl_pool *p);
 int cxl_heap_alloc(struct cxl_pool *p, uint64_t size, uint64_t align,
 		   uint64_t *off, uint64_t *asize);
 int cxl_heap_free(struct cxl_pool *p, uint64_t off, uint64_t asize);
-/* Carve [off, off+asize) out of the free lists (repair). */
-int cxl_heap_reserve(struct cxl_pool *p, uint64_t off, uint64_t asize);
+/* Rebuild the allocator around sorted, disjoint live extents (repair). */
+struct heap_extent {
+	uint64_t off, asize, idx;
+};
+int cxl_heap_rebuild(struct cxl_pool *p, const struct heap_extent *ext,
+		     size_t n);
 uint64_t cxl_heap_largest_free(struct cxl_pool *p);
 /* Granule size rounding used for asize. */
 uint64_t cxl_heap_round(uint64_t size, uint64_t align);

@@ -54,7 +54,7 @@ struct pool_hdr {
 	uint64_t heap_size;
 	uint64_t level_buckets[HASH_MAX_LEVELS];
 	uint64_t level_off[HASH_MAX_LEVELS]; /* slot index of each level */
-	uint64_t csum; /* FNV-1a of every byte before this field */
+	uint64_t csum; /* FNV-1a of the bytes from version up to here */
 };
 
 /* Arena control block: only the arena lock holder writes it. */

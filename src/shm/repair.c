@@ -3,19 +3,48 @@
  * Arena repair: rebuild everything derived from the object table.
  *
  * The object table is authoritative. Repair drops entries that are
- * impossible (bad state, unterminated name, extent outside the heap or
- * overlapping an earlier object), then rebuilds the hash index, the heap
- * order map and free lists, the object free list and the counters.
+ * impossible (bad state, unterminated name, extent outside the heap, or
+ * overlapping another object), then rebuilds the heap order map and free
+ * lists from the gaps between the surviving extents, the hash index, the
+ * object free list and the counters. Object contents are never written.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+static int cmp_extent(const void *a, const void *b)
+{
+	const struct heap_extent *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static bool extent_ok(const struct cxl_pool *p, const struct obj_ent *e)
+{
+	return e->state <= OBJ_UNLINKED &&
+	       cxl_name_valid(e->name, sizeof(e->name)) && e->asize &&
+	       e->off % CXL_LINE == 0 && e->asize % CXL_LINE == 0 &&
+	       e->off < p->hdr.heap_size &&
+	       e->asize <= p->hdr.heap_size - e->off && e->size <= e->asize;
+}
+
+static void drop(struct cxl_pool *p, uint64_t idx)
+{
+	struct obj_ent *e = pool_obj(p, idx);
+
+	e->state = OBJ_FREE;
+	e->refcnt = 0;
+	md_wr(p, e, CXL_LINE);
+}
 
 int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems)
 {
 	struct arena_ctl *c = pool_ctl(p);
 	uint64_t hwm, bad = 0, live = 0, unlinked = 0, free_head = 0;
 	uint64_t slots = p->hdr.obj_off - p->hdr.hash_off;
+	struct heap_extent *ext;
+	size_t n = 0, kept = 0;
 	int rc;
 
 	md_rd(p, c, sizeof(*c));
@@ -24,40 +53,59 @@ int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems)
 		bad++;
 		hwm = p->hdr.capacity;
 	}
-	/* derived state from scratch */
-	memset(p->base + p->hdr.hash_off, 0, slots);
-	md_wr(p, p->base + p->hdr.hash_off, slots);
-	memset(p->base + p->hdr.ordermap_off, 0, p->hdr.heap_size / 64);
-	md_wr(p, p->base + p->hdr.ordermap_off, p->hdr.heap_size / 64);
-	if ((rc = cxl_heap_init(p)))
-		return rc;
-
-	for (uint64_t i = hwm; i-- > 0;) {
+	ext = malloc(sizeof(*ext) * (hwm ? hwm : 1));
+	if (!ext)
+		return cxl_seterr(CXL_ENOMEM, "repair: out of memory for %llu "
+				  "extents", (unsigned long long)hwm);
+	for (uint64_t i = 0; i < hwm; i++) {
 		struct obj_ent *e = pool_obj(p, i);
-		bool ok;
 
 		md_rd(p, e, sizeof(*e));
 		if (e->state == OBJ_FREE)
-			goto make_free;
-		ok = e->state <= OBJ_UNLINKED &&
-		     cxl_name_valid(e->name, sizeof(e->name)) &&
-		     cxl_heap_reserve(p, e->off, e->asize) == CXL_OK &&
-		     e->size <= e->asize;
-		if (ok && e->state == OBJ_LIVE &&
-		    cxl_hash_insert_locked(p, i, e->name, e->job_id) != CXL_OK)
-			ok = false;
-		if (ok) {
-			live += e->state == OBJ_LIVE;
-			unlinked += e->state == OBJ_UNLINKED;
+			continue;
+		if (!extent_ok(p, e)) {
+			drop(p, i);
+			bad++;
 			continue;
 		}
-		bad++;
-make_free:
-		e->state = OBJ_FREE;
-		e->refcnt = 0;
-		e->next_free = free_head;
-		md_wr(p, e, CXL_LINE);
-		free_head = i + 1;
+		ext[n++] = (struct heap_extent){e->off, e->asize, i};
+	}
+	/* keep the first of any overlapping pair */
+	qsort(ext, n, sizeof(*ext), cmp_extent);
+	for (size_t i = 0; i < n; i++) {
+		if (kept && ext[i].off < ext[kept - 1].off + ext[kept - 1].asize) {
+			drop(p, ext[i].idx);
+			bad++;
+			continue;
+		}
+		ext[kept++] = ext[i];
+	}
+	rc = cxl_heap_rebuild(p, ext, kept);
+	free(ext);
+	if (rc)
+		return rc;
+
+	memset(p->base + p->hdr.hash_off, 0, slots);
+	md_wr(p, p->base + p->hdr.hash_off, slots);
+	for (uint64_t i = hwm; i-- > 0;) {
+		struct obj_ent *e = pool_obj(p, i);
+
+		md_rd(p, e, CXL_LINE);
+		if (e->state == OBJ_LIVE &&
+		    cxl_hash_insert_locked(p, i, e->name, e->job_id)) {
+			/* index full for this key: cannot keep it reachable */
+			cxl_heap_free(p, e->off, e->asize);
+			drop(p, i);
+			bad++;
+		}
+		if (e->state == OBJ_FREE) {
+			e->next_free = free_head;
+			md_wr(p, e, CXL_LINE);
+			free_head = i + 1;
+			continue;
+		}
+		live += e->state == OBJ_LIVE;
+		unlinked += e->state == OBJ_UNLINKED;
 	}
 	c->obj_free = free_head;
 	c->obj_hwm = hwm;

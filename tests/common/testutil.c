@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int t_failed, t_passed;
+
+void tpool_init(struct tpool *tp, const char *tag)
+{
+	snprintf(tp->dir, sizeof(tp->dir), "/dev/shm/cxltest-%s-%d", tag,
+		 (int)getpid());
+	snprintf(tp->path, sizeof(tp->path), "%s/pool", tp->dir);
+	tpool_cleanup(tp);
+	REQUIRE(mkdir(tp->dir, 0700) == 0);
+}
+
+void tpool_cleanup(struct tpool *tp)
+{
+	DIR *d = opendir(tp->dir);
+	struct dirent *de;
+	char f[600];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof(f), "%s/%s", tp->dir, de->d_name);
+		unlink(f);
+	}
+	closedir(d);
+	rmdir(tp->dir);
+}
+
+void topts(struct cxl_pool_opts *o, const struct tpool *tp,
+	   enum cxl_coh_mode mode, uint32_t host, uint64_t size)
+{
+	cxl_opts_default(o);
+	snprintf(o->path, sizeof(o->path), "%s", tp->path);
+	snprintf(o->rundir, sizeof(o->rundir), "%s", tp->dir);
+	o->size = size ? size : 32u << 20;
+	o->mode = mode;
+	o->mode_set = 1;
+	o->host_id = host;
+	o->capacity = 4096;
+	o->max_hosts = 16;
+	o->max_procs = 64;
+	o->lock_timeout_ms = 20000;
+}
+
+static const char *argval(int argc, char **argv, const char *flag)
+{
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], flag))
+			return argv[i + 1];
+	return NULL;
+}
+
+enum cxl_coh_mode targ_mode(int argc, char **argv)
+{
+	const char *m = argval(argc, argv, "--mode");
+
+	if (!m || !strcmp(m, "coherent"))
+		return CXL_COH_COHERENT;
+	if (!strcmp(m, "flush"))
+		return CXL_COH_FLUSH;
+	if (!strcmp(m, "uncached"))
+		return CXL_COH_UNCACHED;
+	if (!strcmp(m, "emulated"))
+		return CXL_COH_EMULATED;
+	fprintf(stderr, "unknown --mode %s\n", m);
+	exit(2);
+}
+
+long targ_long(int argc, char **argv, const char *flag, long def)
+{
+	const char *v = argval(argc, argv, flag);
+
+	return v ? strtol(v, NULL, 0) : def;
+}
+
+int run_children(int n, int (*fn)(int i, void *arg), void *arg)
+{
+	pid_t *pids = calloc((size_t)n, sizeof(pid_t));
+	int bad = 0;
+
+	REQUIRE(pids);
+	fflush(NULL);
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		REQUIRE(pids[i] >= 0);
+		if (pids[i] == 0)
+			_exit(fn(i, arg) ? 1 : 0);
+	}
+	for (int i = 0; i < n; i++) {
+		int st;
+
+		waitpid(pids[i], &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "child %d failed (status 0x%x)\n", i,
+				st);
+			bad++;
+		}
+	}
+	free(pids);
+	return bad;
+}
+
+int t_report(const char *name)
+{
+	printf("%s: %d passed, %d failed\n", name, t_passed, t_failed);
+	return t_failed ? 1 : 0;
+}
+
+uint64_t t_rand(uint64_t *s)
+{
+	/* xorshift64*: deterministic per seed, good enough for test data */
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}

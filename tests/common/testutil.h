@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Test helpers: assertions that report and count, throw-away pools in a
+ * private run directory, and per-process option setup for emulated hosts.
+ */
+#ifndef CXLMPI_TESTUTIL_H
+#define CXLMPI_TESTUTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cxlshm/cxlshm.h"
+
+extern int t_failed, t_passed;
+
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (cond) {                                                \
+			t_passed++;                                        \
+		} else {                                                   \
+			t_failed++;                                        \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n",       \
+				__FILE__, __LINE__, #cond);                \
+		}                                                          \
+	} while (0)
+
+/* Expect a return code; prints cxl_errmsg() on mismatch. */
+#define CHECK_RC(expr, want)                                               \
+	do {                                                               \
+		int rc_ = (expr);                                          \
+		if (rc_ == (want)) {                                       \
+			t_passed++;                                        \
+		} else {                                                   \
+			t_failed++;                                        \
+			fprintf(stderr,                                    \
+				"%s:%d: %s returned %s, want %s (%s)\n",   \
+				__FILE__, __LINE__, #expr,                 \
+				cxl_strerror(rc_), cxl_strerror(want),     \
+				cxl_errmsg());                             \
+		}                                                          \
+	} while (0)
+
+/* Abort the test program: for setup failures that make the rest moot. */
+#define REQUIRE(cond)                                                      \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "%s:%d: REQUIRE failed: %s (%s)\n", \
+				__FILE__, __LINE__, #cond, cxl_errmsg());  \
+			exit(2);                                           \
+		}                                                          \
+	} while (0)
+
+/* A throw-away pool: file + run directory under /dev/shm. */
+struct tpool {
+	char dir[128];
+	char path[160];
+};
+
+/* Make the directory; the pool file itself is created on first attach. */
+void tpool_init(struct tpool *tp, const char *tag);
+/* Remove the pool file and everything in the run directory. */
+void tpool_cleanup(struct tpool *tp);
+
+/* Options for the test pool: small capacity, given mode and host id. */
+void topts(struct cxl_pool_opts *o, const struct tpool *tp,
+	   enum cxl_coh_mode mode, uint32_t host, uint64_t size);
+
+/* Parse "--mode coherent|flush|emulated" from argv (default coherent). */
+enum cxl_coh_mode targ_mode(int argc, char **argv);
+long targ_long(int argc, char **argv, const char *flag, long def);
+
+/* Fork n children running fn(i, arg); returns the number that failed. */
+int run_children(int n, int (*fn)(int i, void *arg), void *arg);
+
+/* Print "N passed, N failed" and return the exit status. */
+int t_report(const char *name);
+
+uint64_t t_rand(uint64_t *state);
+
+#endif

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Pool attach/format and configuration: every error path gets its own code
+ * and a message that names the fix, and none of them damages a pool.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static void test_parse_size(void)
+{
+	uint64_t v;
+
+	CHECK_RC(cxl_parse_size("4096", &v), CXL_OK);
+	CHECK(v == 4096);
+	CHECK_RC(cxl_parse_size("64M", &v), CXL_OK);
+	CHECK(v == 64u << 20);
+	CHECK_RC(cxl_parse_size("2GiB", &v), CXL_OK);
+	CHECK(v == 2ull << 30);
+	CHECK_RC(cxl_parse_size("1k", &v), CXL_OK);
+	CHECK(v == 1024);
+	CHECK_RC(cxl_parse_size("", &v), CXL_EINVAL);
+	CHECK_RC(cxl_parse_size("12Q", &v), CXL_EINVAL);
+	CHECK_RC(cxl_parse_size("-5", &v), CXL_EINVAL);
+	CHECK_RC(cxl_parse_size("99999999999T", &v), CXL_EINVAL);
+}
+
+/* Each invalid variable is rejected with CXL_EENV naming the variable. */
+static void test_env(void)
+{
+	static const char *const bad[][2] = {
+		{"CXL_POOL_SIZE", "lots"},      {"CXL_POOL_SIZE", "1K"},
+		{"CXL_POOL_CREATE", "yes"},     {"CXL_COHERENCE", "magic"},
+		{"CXL_FLUSH_INSN", "wbinvd"},   {"CXL_HOST_ID", "-1"},
+		{"CXL_HOST_ID", "99999"},       {"CXL_ARENA_CAPACITY", "3"},
+		{"CXL_MAX_HOSTS", "0"},         {"CXL_MAX_PROCS", "x"},
+		{"CXL_LOCK_TIMEOUT_MS", "0"},   {"CXL_JOB", ""},
+		{"CXL_POOL", ""},               {"CXL_POLL_SPIN", "fast"},
+		{"CXL_POLL_MAX_SLEEP_US", "9999999999"},
+	};
+	struct cxl_pool_opts o;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv(bad[i][0], bad[i][1], 1);
+		CHECK_RC(cxl_opts_from_env(&o), CXL_EENV);
+		CHECK(strstr(cxl_errmsg(), bad[i][0]) != NULL);
+		unsetenv(bad[i][0]);
+	}
+	setenv("CXL_COHERENCE", "emulated", 1);
+	setenv("CXL_HOST_ID", "3", 1);
+	setenv("CXL_POOL_SIZE", "128M", 1);
+	setenv("CXL_JOB", "job-a", 1);
+	CHECK_RC(cxl_opts_from_env(&o), CXL_OK);
+	CHECK(o.mode == CXL_COH_EMULATED && o.mode_set);
+	CHECK(o.host_id == 3 && o.size == 128u << 20);
+	CHECK(!strcmp(o.job, "job-a"));
+	unsetenv("CXL_COHERENCE");
+	unsetenv("CXL_HOST_ID");
+	unsetenv("CXL_POOL_SIZE");
+	unsetenv("CXL_JOB");
+	CHECK_RC(cxl_opts_from_env(&o), CXL_OK);
+	CHECK(o.mode == CXL_COH_COHERENT && !o.mode_set);
+	CHECK(!strcmp(o.job, CXL_JOB_GLOBAL));
+}
+
+static void write_file(const char *path, size_t size, uint8_t fill)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	uint8_t buf[4096];
+
+	REQUIRE(fd >= 0);
+	memset(buf, fill, sizeof(buf));
+	for (size_t off = 0; off < size; off += sizeof(buf))
+		REQUIRE(write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf));
+	close(fd);
+}
+
+/* Open a root-owned 0600 pool as an unprivileged user: EACCES. */
+static void test_eacces(const struct tpool *tp)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct cxl_pool_opts o;
+		cxl_pool *p;
+
+		topts(&o, tp, CXL_COH_COHERENT, 0, 0);
+		if (getuid() == 0 && setuid(65534) != 0)
+			_exit(3);
+		if (getuid() != 0)
+			chmod(o.path, 0); /* for non-root runs */
+		_exit(cxl_pool_attach(&o, &p) == CXL_EACCES ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	chmod(tp->path, 0600);
+}
+
+static void test_attach_errors(void)
+{
+	struct tpool tp;
+	struct cxl_pool_opts o;
+	struct cxl_obj obj, keep;
+	cxl_pool *p = NULL, *q = NULL;
+	struct pool_hdr *h;
+
+	tpool_init(&tp, "pool");
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+
+	/* no pool configured */
+	o.path[0] = '\0';
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_EENV);
+	CHECK(strstr(cxl_errmsg(), "CXL_POOL") != NULL);
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+
+	/* missing file without create */
+	o.create = 0;
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_ENODEV);
+	CHECK(strstr(cxl_errmsg(), "cxlpool format") != NULL);
+	o.create = 1;
+
+	/* missing devdax device */
+	snprintf(o.path, sizeof(o.path), "/dev/dax97.3");
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_ENODEV);
+	CHECK(strstr(cxl_errmsg(), "daxctl") != NULL);
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+
+	/* new pool too small for its metadata */
+	o.capacity = 1u << 20;
+	o.size = 8u << 20;
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_ETOOSMALL);
+	CHECK(strstr(cxl_errmsg(), "CXL_ARENA_CAPACITY") != NULL);
+	CHECK(access(o.path, F_OK) != 0); /* failed create leaves nothing */
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+
+	/* size not a multiple of 2 MiB */
+	o.size = (32u << 20) + 4096;
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_ETOOSMALL);
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+
+	/* an existing file that is too small */
+	write_file(tp.path, 1u << 20, 0);
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_ETOOSMALL);
+
+	/* an existing file that is not a pool: refused, and not touched */
+	write_file(tp.path, 8u << 20, 0xab);
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_EFOREIGN);
+	{
+		int fd = open(tp.path, O_RDONLY);
+		uint8_t b[64];
+
+		REQUIRE(fd >= 0);
+		CHECK(read(fd, b, 64) == 64 && b[0] == 0xab && b[63] == 0xab);
+		close(fd);
+	}
+	unlink(tp.path);
+
+	/* a good pool, with an object that must survive everything below */
+	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
+	REQUIRE(cxl_obj_create(p, "keep", 4096, 0, &keep) == CXL_OK);
+	memset(keep.ptr, 0x5a, 4096);
+	cxl_flush(p, keep.ptr, 4096);
+
+	test_eacces(&tp);
+
+	/* host id beyond the pool's host table */
+	o.host_id = 16;
+	CHECK_RC(cxl_pool_attach(&o, &q), CXL_EENV);
+	CHECK(strstr(cxl_errmsg(), "CXL_HOST_ID") != NULL);
+	o.host_id = 0;
+
+	/* format refuses while a process is attached */
+	CHECK_RC(cxl_pool_format(&o, 0), CXL_EBUSY);
+
+	/* unsupported flush instruction is a clear error, not a fallback */
+	{
+		struct cxl_cpu_features f;
+
+		cxl_cpu_features_get(&f);
+		if (!f.clwb) {
+			o.mode = CXL_COH_FLUSH;
+			o.insn = CXL_FLUSH_CLWB;
+			CHECK_RC(cxl_pool_attach(&o, &q), CXL_ENOTSUP);
+			o.mode = CXL_COH_COHERENT;
+			o.insn = CXL_FLUSH_AUTO;
+		}
+	}
+
+	/* version and checksum checks, on the live header */
+	h = (struct pool_hdr *)cxl_pool_base(p);
+	h->version = 99;
+	CHECK_RC(cxl_pool_attach(&o, &q), CXL_EVERSION);
+	CHECK(strstr(cxl_errmsg(), "version 99") != NULL);
+	h->version = POOL_LAYOUT_VERSION;
+	h->heap_size += 64;
+	CHECK_RC(cxl_pool_attach(&o, &q), CXL_ECORRUPT);
+	h->heap_size -= 64;
+	/* a consistent checksum over an impossible geometry is caught too */
+	h->heap_off += 4096;
+	h->csum = cxl_fnv1a(&h->version, offsetof(struct pool_hdr, csum) - 8,
+			    FNV_SEED);
+	CHECK_RC(cxl_pool_attach(&o, &q), CXL_ECORRUPT);
+	h->heap_off -= 4096;
+	h->csum = cxl_fnv1a(&h->version, offsetof(struct pool_hdr, csum) - 8,
+			    FNV_SEED);
+
+	/* after all of that the pool and its object are intact */
+	CHECK_RC(cxl_pool_attach(&o, &q), CXL_OK);
+	CHECK_RC(cxl_obj_open(q, "keep", &obj), CXL_OK);
+	CHECK(((uint8_t *)obj.ptr)[0] == 0x5a && ((uint8_t *)obj.ptr)[4095] ==
+							 0x5a);
+	CHECK_RC(cxl_obj_close(&obj), CXL_OK);
+	{
+		uint64_t problems = 99;
+
+		CHECK_RC(cxl_arena_repair(q, &problems), CXL_OK);
+		CHECK(problems == 0);
+	}
+	CHECK(cxl_pool_size(q) == 32u << 20);
+	CHECK(cxl_pool_mode(q) == CXL_COH_COHERENT);
+	CHECK(!strcmp(cxl_pool_path(q), tp.path));
+	CHECK(cxl_pool_offset(q, (uint8_t *)cxl_pool_base(q) + 100) == 100);
+	CHECK(cxl_pool_offset(q, &o) == UINT64_MAX);
+	CHECK(cxl_pool_ptr(q, cxl_pool_size(q) - 8, 16) == NULL);
+	CHECK(cxl_pool_ptr(q, UINT64_MAX - 4, 8) == NULL);
+	CHECK_RC(cxl_pool_detach(q), CXL_OK);
+	CHECK_RC(cxl_obj_close(&keep), CXL_OK);
+	CHECK_RC(cxl_pool_detach(p), CXL_OK);
+
+	/* explicit format with nobody attached: succeeds, objects gone */
+	CHECK_RC(cxl_pool_format(&o, 0), CXL_OK);
+	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
+	CHECK_RC(cxl_obj_open(p, "keep", &obj), CXL_ENOENT);
+	cxl_pool_detach(p);
+	tpool_cleanup(&tp);
+}
+
+/* Two processes racing to create the same missing pool: one formats, both
+ * attach to the same pool (same uuid). */
+static int race_child(int i, void *arg)
+{
+	struct tpool *tp = arg;
+	struct cxl_pool_opts o;
+	cxl_pool *p;
+	struct cxl_obj obj;
+	char name[16];
+	int rc;
+
+	topts(&o, tp, CXL_COH_COHERENT, (uint32_t)i, 0);
+	if ((rc = cxl_pool_attach(&o, &p))) {
+		fprintf(stderr, "attach: %s\n", cxl_errmsg());
+		return 1;
+	}
+	snprintf(name, sizeof(name), "racer%d", i);
+	rc = cxl_obj_create(p, name, 128, 0, &obj);
+	cxl_obj_close(&obj);
+	cxl_pool_detach(p);
+	return rc != CXL_OK;
+}
+
+static void test_create_race(void)
+{
+	struct tpool tp;
+	struct cxl_pool_opts o;
+	struct cxl_obj obj;
+	cxl_pool *p;
+	char name[16];
+
+	tpool_init(&tp, "race");
+	CHECK(run_children(6, race_child, &tp) == 0);
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "racer%d", i);
+		CHECK_RC(cxl_obj_open(p, name, &obj), CXL_OK);
+		cxl_obj_close(&obj);
+	}
+	cxl_pool_detach(p);
+	tpool_cleanup(&tp);
+}
+
+int main(void)
+{
+	test_parse_size();
+	test_env();
+	test_attach_errors();
+	test_create_race();
+	return t_report("test_pool");
+}

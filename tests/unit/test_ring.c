@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Ring API in one process: sizes up to the cell payload, full/empty,
+ * truncation, corrupt cells and headers, named rings, and the coherence
+ * cost per message in flush mode (the issue's target: at most 2 lines and
+ * 1 fence per side for a message of up to 64 bytes).
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static enum cxl_coh_mode mode;
+
+static void test_basic(cxl_pool *p)
+{
+	struct cxl_ring_attr a = {.cell_size = 256, .ncells = 8};
+	struct cxl_obj o;
+	cxl_ring *tx, *rx;
+	uint8_t buf[512], out[512];
+	size_t len;
+	uint32_t tag;
+	size_t max = cxl_ring_cell_payload(256);
+
+	CHECK(max == 48 + 3 * 56);
+	REQUIRE(cxl_obj_create(p, "ring", cxl_ring_footprint(&a), 0, &o) ==
+		CXL_OK);
+	CHECK_RC(cxl_ring_attach(p, o.ptr, o.size, CXL_RING_CONSUMER, &rx),
+		 CXL_EINVAL); /* not initialised yet */
+	CHECK_RC(cxl_ring_init(p, o.ptr, o.size, &a), CXL_OK);
+	CHECK_RC(cxl_ring_attach(p, o.ptr, o.size, CXL_RING_PRODUCER, &tx),
+		 CXL_OK);
+	CHECK_RC(cxl_ring_attach(p, o.ptr, o.size, CXL_RING_CONSUMER, &rx),
+		 CXL_OK);
+	CHECK(cxl_ring_max_msg(tx) == max);
+	CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, &tag), CXL_EAGAIN);
+
+	/* every size from 0 to the cell payload, crossing line boundaries */
+	for (size_t n = 0; n <= max; n++) {
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (uint8_t)(n * 31 + i);
+		REQUIRE(cxl_ring_send(tx, buf, n, (uint32_t)n, 0) == CXL_OK);
+		memset(out, 0, sizeof(out));
+		REQUIRE(cxl_ring_recv(rx, out, sizeof(out), &len, &tag) ==
+			CXL_OK);
+		CHECK(len == n && tag == n && !memcmp(out, buf, n));
+	}
+	CHECK_RC(cxl_ring_send(tx, buf, max + 1, 0, 0), CXL_EINVAL);
+	CHECK_RC(cxl_ring_send(rx, buf, 8, 0, 0), CXL_EINVAL);
+	CHECK_RC(cxl_ring_recv(tx, out, 8, &len, NULL), CXL_EINVAL);
+
+	/* an idle poll publishes the head, so the producer sees all cells
+	 * free; then the ring is full after ncells, and drains in order */
+	CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, &tag), CXL_EAGAIN);
+	for (int i = 0; i < 8; i++)
+		CHECK_RC(cxl_ring_send(tx, &i, sizeof(i), 0, CXL_RING_NOFENCE),
+			 CXL_OK);
+	cxl_ring_fence(tx);
+	CHECK_RC(cxl_ring_send(tx, buf, 1, 0, 0), CXL_EAGAIN);
+	/* truncation leaves the message queued and reports its size */
+	CHECK_RC(cxl_ring_recv(rx, out, 2, &len, NULL), CXL_ETRUNC);
+	CHECK(len == sizeof(int));
+	for (int i = 0; i < 8; i++) {
+		int v = -1;
+
+		CHECK_RC(cxl_ring_recv(rx, &v, sizeof(v), &len, NULL), CXL_OK);
+		CHECK(v == i);
+	}
+	CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, NULL), CXL_EAGAIN);
+	/* the idle consumer published its head: the producer has room */
+	for (int i = 0; i < 8; i++)
+		CHECK_RC(cxl_ring_send(tx, &i, sizeof(i), 0, 0), CXL_OK);
+
+	/* a corrupt cell is reported, not trusted */
+	{
+		/* the next cell to read: max + 1 sized messages, then 8 */
+		uint64_t consumed = max + 1 + 8;
+		uint8_t *cell = (uint8_t *)o.ptr + 3 * 64 +
+				(consumed % a.ncells) * a.cell_size;
+		uint64_t saved;
+
+		cxl_inval(p, cell, 64);
+		memcpy(&saved, cell, 8);
+		*(uint64_t *)cell = 0xdeadbeefull; /* bogus stamp */
+		cxl_flush(p, cell, 64);
+		CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, NULL),
+			 CXL_ECORRUPT);
+		memcpy(cell, &saved, 8);
+		*(uint32_t *)(cell + 8) = 100000; /* impossible length */
+		cxl_flush(p, cell, 64);
+		CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, NULL),
+			 CXL_ECORRUPT);
+	}
+	cxl_ring_detach(tx);
+	cxl_ring_detach(rx);
+
+	/* a corrupt header is refused at attach */
+	{
+		uint32_t *g = (uint32_t *)((uint8_t *)o.ptr + 16);
+
+		cxl_inval(p, o.ptr, 64);
+		g[0] = 100; /* cell_size not a multiple of 64 */
+		cxl_flush(p, o.ptr, 64);
+		CHECK_RC(cxl_ring_attach(p, o.ptr, o.size, CXL_RING_CONSUMER,
+					 &rx),
+			 CXL_ECORRUPT);
+		g[0] = 256;
+		g[1] = 1u << 30; /* ncells beyond the object */
+		cxl_flush(p, o.ptr, 64);
+		CHECK_RC(cxl_ring_attach(p, o.ptr, o.size, CXL_RING_CONSUMER,
+					 &rx),
+			 CXL_ECORRUPT);
+	}
+	CHECK_RC(cxl_ring_init(p, o.ptr, 100, &a), CXL_ETOOSMALL);
+	a.cell_size = 100;
+	CHECK_RC(cxl_ring_init(p, o.ptr, o.size, &a), CXL_EINVAL);
+	cxl_obj_close(&o);
+	cxl_obj_destroy(p, "ring");
+}
+
+static void test_named(cxl_pool *p)
+{
+	cxl_ring *tx, *rx;
+	char msg[] = "hello through the pool";
+	char out[64];
+	size_t len;
+
+	CHECK_RC(cxl_ring_create(p, "named", NULL, CXL_RING_PRODUCER, &tx),
+		 CXL_OK);
+	CHECK_RC(cxl_ring_create(p, "named", NULL, CXL_RING_PRODUCER, &rx),
+		 CXL_EEXIST);
+	CHECK_RC(cxl_ring_open(p, "named", CXL_RING_CONSUMER, &rx), CXL_OK);
+	CHECK_RC(cxl_ring_send(tx, msg, sizeof(msg), 7, 0), CXL_OK);
+	CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, NULL), CXL_OK);
+	CHECK(len == sizeof(msg) && !strcmp(out, msg));
+	/* a producer that detaches and comes back resumes where it was */
+	cxl_ring_close(tx);
+	CHECK_RC(cxl_ring_open(p, "named", CXL_RING_PRODUCER, &tx), CXL_OK);
+	CHECK_RC(cxl_ring_send(tx, "again", 6, 0, 0), CXL_OK);
+	CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, NULL), CXL_OK);
+	CHECK(len == 6 && !strcmp(out, "again"));
+	cxl_ring_close(tx);
+	cxl_ring_close(rx);
+	CHECK_RC(cxl_obj_destroy(p, "named"), CXL_OK);
+	CHECK_RC(cxl_ring_open(p, "named", CXL_RING_CONSUMER, &rx),
+		 CXL_ENOENT);
+}
+
+/* Coherence operations per message, counted. Meaningful in the flush,
+ * uncached and emulated modes (coherent mode issues none). */
+static void test_costs(cxl_pool *p)
+{
+	struct cxl_ring_attr a = {.cell_size = 256, .ncells = 64,
+				  .head_batch = 16};
+	struct cxl_coh_counters c0, c1;
+	cxl_ring *tx, *rx;
+	uint8_t buf[64] = {1}, out[64];
+	const int n = 1024;
+	size_t len;
+
+	if (mode == CXL_COH_COHERENT)
+		return;
+	REQUIRE(cxl_ring_create(p, "cost", &a, CXL_RING_PRODUCER, &tx) ==
+		CXL_OK);
+	REQUIRE(cxl_ring_open(p, "cost", CXL_RING_CONSUMER, &rx) == CXL_OK);
+	for (int i = 0; i < n; i += 32) {
+		cxl_coh_counters_get(&c0);
+		for (int k = 0; k < 32; k++)
+			REQUIRE(cxl_ring_send(tx, buf, 48, 0, 0) == CXL_OK);
+		cxl_coh_counters_get(&c1);
+		/* 48 B (one line): exactly 1 line and 1 fence per send */
+		CHECK(c1.flush_lines - c0.flush_lines == 32);
+		CHECK(c1.fences - c0.fences == 32);
+		cxl_coh_counters_get(&c0);
+		for (int k = 0; k < 32; k++)
+			REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) ==
+				CXL_OK);
+		cxl_coh_counters_get(&c1);
+		/* 2 lines invalidated + 1 fence per receive, plus one head
+		 * store (and fence) per 16 messages */
+		CHECK(c1.inval_lines - c0.inval_lines == 64);
+		CHECK(c1.fences - c0.fences == 32 + 2);
+		CHECK(c1.nt_stores - c0.nt_stores == 2);
+	}
+	/* 64-byte messages take 2 lines: 2 write-backs, still 1 fence */
+	cxl_coh_counters_get(&c0);
+	REQUIRE(cxl_ring_send(tx, buf, 64, 0, 0) == CXL_OK);
+	cxl_coh_counters_get(&c1);
+	CHECK(c1.flush_lines - c0.flush_lines == 2 && c1.fences - c0.fences == 1);
+	cxl_coh_counters_get(&c0);
+	REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_OK);
+	cxl_coh_counters_get(&c1);
+	CHECK(c1.inval_lines - c0.inval_lines == 2 && c1.fences - c0.fences == 1);
+	cxl_ring_close(tx);
+	cxl_ring_close(rx);
+	cxl_obj_destroy(p, "cost");
+}
+
+int main(int argc, char **argv)
+{
+	struct tpool tp;
+	struct cxl_pool_opts o;
+	cxl_pool *p;
+
+	mode = targ_mode(argc, argv);
+	tpool_init(&tp, "ring");
+	topts(&o, &tp, mode, 0, 0);
+	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
+	test_basic(p);
+	test_named(p);
+	test_costs(p);
+	cxl_pool_detach(p);
+	tpool_cleanup(&tp);
+	return t_report("test_ring");
+}
