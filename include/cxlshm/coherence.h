@@ -68,6 +68,9 @@ struct cxl_coh_counters {
 	uint64_t fences;      /* sfence/mfence issued for coherence */
 	uint64_t nt_stores;   /* non-temporal 8-byte stores (flags, indices) */
 	uint64_t nt_loads;    /* uncached 8-byte loads (flags, indices) */
+	uint64_t nt_lines;    /* lines written with streaming stores (uncached
+				 mode copies); each is one line write to the
+				 device, like a flushed line */
 };
 
 void cxl_coh_counters_get(struct cxl_coh_counters *out);

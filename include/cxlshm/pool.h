@@ -71,6 +71,14 @@ int cxl_parse_size(const char *s, uint64_t *out);
 int cxl_pool_format(const struct cxl_pool_opts *o, int force);
 
 /*
+ * Remove a pool: unlink a pool file (a DAX device only loses its header),
+ * and delete its host-local run files (lock files, emulator state) from
+ * o->rundir. Refuses (CXL_EBUSY) while processes are attached unless force
+ * is set.
+ */
+int cxl_pool_remove(const struct cxl_pool_opts *o, int force);
+
+/*
  * Attach. A missing file pool is created and formatted when o->create is
  * set; exactly one process wins that race (it holds an flock while
  * formatting, the others wait for the header to appear).
@@ -86,6 +94,8 @@ int cxl_pool_detach(cxl_pool *p);
 void *cxl_pool_base(const cxl_pool *p);
 uint64_t cxl_pool_size(const cxl_pool *p);
 enum cxl_coh_mode cxl_pool_mode(const cxl_pool *p);
+/* Flush instruction in use (CXL_FLUSH_AUTO when the mode flushes none). */
+enum cxl_flush_insn cxl_pool_flush_insn(const cxl_pool *p);
 uint32_t cxl_pool_host_id(const cxl_pool *p);
 const char *cxl_pool_path(const cxl_pool *p);
 

@@ -22,6 +22,11 @@ static int open_err(const char *path, int e, bool creating)
 				  "(and its directory), or point CXL_POOL "
 				  "elsewhere",
 				  creating ? "creating" : "opening", path);
+	if ((e == ENOENT || e == ENOTDIR) && creating)
+		return cxl_seterr(CXL_ENODEV, "cannot create pool file %s: its "
+				  "directory does not exist; create the "
+				  "directory or point CXL_POOL elsewhere",
+				  path);
 	if (e == ENOENT || e == ENOTDIR)
 		return cxl_seterr(CXL_ENODEV, "pool file %s does not exist: "
 				  "create it with 'cxlpool format %s --size "
@@ -75,7 +80,9 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 		}
 	}
 	if (fd < 0)
-		return open_err(path, errno, p->opts.create);
+		return open_err(path, errno,
+				p->opts.create && (errno == ENOENT ||
+						   errno == ENOTDIR));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return cxl_seterr(CXL_ENODEV, "%s is not a regular file: a "

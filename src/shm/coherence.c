@@ -25,6 +25,7 @@ _Atomic int cxl_test_skip_flush;
 /* Per-process counters. Relaxed: they are statistics, not synchronization. */
 static struct {
 	_Atomic uint64_t flush_lines, inval_lines, fences, nt_stores, nt_loads;
+	_Atomic uint64_t nt_lines;
 } ctr;
 
 #define COUNT(field, n) atomic_fetch_add_explicit(&ctr.field, (n), \
@@ -135,11 +136,14 @@ static inline void hw_flush(enum cxl_flush_insn insn, uintptr_t a,
 	}
 }
 
-/* Invalidation must evict: clwb may keep the line, so it uses clflushopt. */
+/* Invalidation must evict: clwb may keep the line, so clwb mode evicts
+ * with clflushopt (or clflush on a CPU without it). */
 static inline void hw_evict(enum cxl_flush_insn insn, uintptr_t a,
 			    uintptr_t e)
 {
-	hw_flush(insn == CXL_FLUSH_CLWB ? CXL_FLUSH_CLFLUSHOPT : insn, a, e);
+	if (insn == CXL_FLUSH_CLWB)
+		insn = cpu.clflushopt ? CXL_FLUSH_CLFLUSHOPT : CXL_FLUSH_CLFLUSH;
+	hw_flush(insn, a, e);
 }
 #endif
 
@@ -274,6 +278,11 @@ static void nt_copy(cxl_pool *p, uint8_t *d, const uint8_t *s, size_t n)
 
 	if (head > n)
 		head = n;
+	/* lines touched by the streamed middle, for the cost counters */
+	if (n > head + 16)
+		COUNT(nt_lines, (ALIGN_UP((uintptr_t)d + n, CXL_LINE) -
+				 ALIGN_DOWN((uintptr_t)d + head, CXL_LINE)) /
+					CXL_LINE);
 	if (head) {
 		memcpy(d, s, head);
 		cxl_flush(p, d, head);
@@ -320,6 +329,8 @@ CXL_EXPORT void cxl_coh_counters_get(struct cxl_coh_counters *o)
 					    memory_order_relaxed);
 	o->nt_loads = atomic_load_explicit(&ctr.nt_loads,
 					   memory_order_relaxed);
+	o->nt_lines = atomic_load_explicit(&ctr.nt_lines,
+					   memory_order_relaxed);
 }
 
 CXL_EXPORT void cxl_coh_counters_reset(void)
@@ -329,4 +340,5 @@ CXL_EXPORT void cxl_coh_counters_reset(void)
 	atomic_store(&ctr.fences, 0);
 	atomic_store(&ctr.nt_stores, 0);
 	atomic_store(&ctr.nt_loads, 0);
+	atomic_store(&ctr.nt_lines, 0);
 }

@@ -104,11 +104,39 @@ void cxl_emu_nt_store64(struct cxl_pool *p, uint64_t off, uint64_t v)
 	wr_unlock(l);
 }
 
-static bool page_is_zero(const uint8_t *pg, size_t n)
+/*
+ * Load the pool into the cache. Only the data extents of a sparse file are
+ * read (SEEK_DATA/SEEK_HOLE): reading a hole of a tmpfs file would allocate
+ * it, and the private pages of a hole are zero already. A device without
+ * holes (devdax) is read whole.
+ */
+static void load_cache(struct cxl_pool *p)
 {
-	static const uint8_t zero[4096];
+	uint64_t off = 0;
 
-	return memcmp(pg, zero, n) == 0;
+	while (off < p->size) {
+		off_t d = lseek(p->fd, (off_t)off, SEEK_DATA), h;
+
+		if (d < 0) {
+			if (errno == ENXIO) /* only a hole remains */
+				return;
+			d = (off_t)off; /* no hole support: read the rest */
+			h = (off_t)p->size;
+		} else {
+			h = lseek(p->fd, d, SEEK_HOLE);
+			if (h < 0)
+				h = (off_t)p->size;
+		}
+		d = (off_t)ALIGN_DOWN((uint64_t)d, CXL_LINE);
+		if ((uint64_t)h > p->size)
+			h = (off_t)p->size;
+		h = (off_t)ALIGN_UP((uint64_t)h, CXL_LINE);
+		if ((uint64_t)h > p->size)
+			h = (off_t)p->size;
+		if (h > d)
+			cxl_emu_inval(p, (uint64_t)d, (uint64_t)(h - d) / CXL_LINE);
+		off = (uint64_t)h > off ? (uint64_t)h : off + CXL_LINE;
+	}
 }
 
 int cxl_emu_attach(struct cxl_pool *p)
@@ -163,14 +191,7 @@ int cxl_emu_attach(struct cxl_pool *p)
 		return CXL_ENOMEM;
 	}
 	p->base = priv;
-	/* Load the whole pool into the cache. Untouched pages of a sparse
-	 * file stay untouched here too, so RSS follows what the pool uses. */
-	for (uint64_t off = 0; off < p->size; off += 4096) {
-		size_t n = p->size - off < 4096 ? p->size - off : 4096;
-
-		if (!page_is_zero(p->emu.shared + off, n))
-			cxl_emu_inval(p, off, n / CXL_LINE);
-	}
+	load_cache(p);
 	return CXL_OK;
 }
 

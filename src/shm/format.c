@@ -133,7 +133,7 @@ static uint64_t hdr_csum(const struct pool_hdr *h)
 			 offsetof(struct pool_hdr, csum) - from, FNV_SEED);
 }
 
-/* Zero a pool region and write it back, in bounded chunks. */
+/* Zero a pool region and write it back. */
 static void zero_region(struct cxl_pool *p, uint64_t off, uint64_t len)
 {
 	memset(p->base + off, 0, len);

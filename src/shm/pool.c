@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Attaching to and detaching from a pool. */
 #include <errno.h>
+#include <glob.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -74,9 +76,10 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 		goto fail;
 
 	if (created || for_format) {
-		/* Formatting happens on the shared view, before any private
-		 * emulator copy exists. The file creator still holds its
-		 * flock, so it is the only formatter of a new file. */
+		/* Formatting works on the shared view, before any private
+		 * emulator copy exists; a format/remove handle keeps that view.
+		 * The file creator still holds its flock, so it is the only
+		 * formatter of a new file. */
 		enum cxl_coh_mode m = p->mode;
 
 		if (m == CXL_COH_EMULATED)
@@ -84,17 +87,16 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 		if (created) {
 			rc = cxl_format_mapped(p, o);
 			flock(p->fd, LOCK_UN);
-		}
-		p->mode = m;
-		if (rc) {
-			if (created)
+			if (rc) {
 				unlink(o->path);
-			goto fail;
+				goto fail;
+			}
 		}
 		if (for_format) {
 			*out = p;
 			return CXL_OK;
 		}
+		p->mode = m;
 	}
 
 	{
@@ -225,6 +227,61 @@ out:
 	return rc;
 }
 
+/* Delete <rundir>/cxlshm-<uuid>* (host lock files, emulator line locks). */
+static void remove_run_files(const char *rundir, const uint8_t uuid[16])
+{
+	char pattern[600], hex[33];
+	glob_t g;
+
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
+	snprintf(pattern, sizeof(pattern), "%s/cxlshm-%s*", rundir, hex);
+	if (glob(pattern, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			unlink(g.gl_pathv[i]);
+		globfree(&g);
+	}
+}
+
+CXL_EXPORT int cxl_pool_remove(const struct cxl_pool_opts *o, int force)
+{
+	struct cxl_pool_opts oo = *o;
+	struct cxl_pool *p;
+	struct pool_hdr h;
+	bool valid;
+	int rc, live = 0;
+
+	oo.create = 0;
+	if ((rc = pool_open(&oo, &p, true)))
+		return rc;
+	read_hdr(p, &h);
+	valid = cxl_hdr_validate(&h, p->size, o->path) == CXL_OK;
+	if (valid) {
+		p->hdr = h;
+		live = count_live_procs(p);
+	}
+	if (live && !force) {
+		rc = cxl_seterr(CXL_EBUSY, "pool %s has %d attached process(es): "
+				"stop them (or run 'cxlpool gc'), or pass "
+				"--force", o->path, live);
+		goto out;
+	}
+	if (valid)
+		remove_run_files(o->rundir, h.uuid);
+	if (p->backend == BACKEND_FILE) {
+		if (unlink(o->path) != 0)
+			rc = cxl_seterr(CXL_ESYS, "cannot remove %s: %s",
+					o->path, strerror(errno));
+	} else {
+		/* a device cannot be unlinked: retire its identity */
+		cxl_nt_store64(p, &((struct pool_hdr *)p->base)->magic, 0);
+		cxl_wfence(p);
+	}
+out:
+	pool_free(p);
+	return rc;
+}
+
 CXL_EXPORT void *cxl_pool_base(const cxl_pool *p)
 {
 	return p->base;
@@ -238,6 +295,11 @@ CXL_EXPORT uint64_t cxl_pool_size(const cxl_pool *p)
 CXL_EXPORT enum cxl_coh_mode cxl_pool_mode(const cxl_pool *p)
 {
 	return p->mode;
+}
+
+CXL_EXPORT enum cxl_flush_insn cxl_pool_flush_insn(const cxl_pool *p)
+{
+	return p->insn;
 }
 
 CXL_EXPORT uint32_t cxl_pool_host_id(const cxl_pool *p)

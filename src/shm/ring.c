@@ -343,26 +343,24 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 	}
 	c0 = (struct cell0 *)cell_at(r, r->seq);
 	nl = lines_for(len);
-	/* Payload first, stamp last in each line (release): in coherent mode
-	 * a reader that sees the stamp sees the line; in the flush modes the
-	 * line is written back as one unit anyway. */
+	/* Payload first, stamp last in each line (release), and line 0 last of
+	 * all: in coherent mode a reader that sees line 0's stamp then finds
+	 * the whole message; in the flush modes each line is written back as
+	 * one unit and carries its own stamp, so order does not matter. */
+	for (uint32_t k = nl - 1; k >= 1; k--) {
+		struct cellk *ck = (struct cellk *)((uint8_t *)c0 +
+						     k * CXL_LINE);
+		size_t at = L0_PAYLOAD + (size_t)(k - 1) * LK_PAYLOAD;
+
+		n = len - at < LK_PAYLOAD ? len - at : LK_PAYLOAD;
+		memcpy(ck->data, src + at, n);
+		__atomic_store_n(&ck->stamp, stamp, __ATOMIC_RELEASE);
+	}
 	n = len < L0_PAYLOAD ? len : L0_PAYLOAD;
 	memcpy(c0->data, src, n);
 	c0->len = (uint32_t)len;
 	c0->tag = tag;
 	__atomic_store_n(&c0->stamp, stamp, __ATOMIC_RELEASE);
-	src += n;
-	len -= n;
-	for (uint32_t k = 1; k < nl; k++) {
-		struct cellk *ck = (struct cellk *)((uint8_t *)c0 +
-						     k * CXL_LINE);
-
-		n = len < LK_PAYLOAD ? len : LK_PAYLOAD;
-		memcpy(ck->data, src, n);
-		__atomic_store_n(&ck->stamp, stamp, __ATOMIC_RELEASE);
-		src += n;
-		len -= n;
-	}
 	cxl_flush(p, c0, (size_t)nl * CXL_LINE);
 	if (!(flags & CXL_RING_NOFENCE))
 		cxl_wfence(p); /* message in the pool before send returns */
@@ -381,17 +379,24 @@ static void publish_head(struct cxl_ring *r)
 	r->other = r->seq;
 }
 
-/* A stamp that is neither the expected one nor the previous lap's (or 0
- * on the first lap) cannot come from a correct producer. */
-static int stamp_state(const struct cxl_ring *r, uint64_t s, uint64_t want)
+/*
+ * Line 0 of a cell is written by every message, so it holds either the
+ * expected stamp or the previous lap's (0 on the first lap). A later line
+ * is written only by messages long enough to reach it, so any older stamp
+ * means "not written yet". Anything newer cannot come from a correct
+ * producer.
+ */
+static int stamp_state(const struct cxl_ring *r, uint64_t s, uint64_t want,
+		       bool first_line)
 {
 	if (s == want)
 		return CXL_OK;
-	if ((want <= r->g.ncells && s == 0) ||
-	    (want > r->g.ncells && s == want - r->g.ncells))
+	if (first_line ? (want <= r->g.ncells && s == 0) ||
+				 (want > r->g.ncells && s == want - r->g.ncells)
+		       : s < want)
 		return CXL_EAGAIN;
 	return cxl_seterr(CXL_ECORRUPT, "ring cell %llu carries stamp %llu; "
-			  "expected %llu (or the previous lap's)",
+			  "expected %llu (or an older one)",
 			  (unsigned long long)((want - 1) % r->g.ncells),
 			  (unsigned long long)s, (unsigned long long)want);
 }
@@ -411,7 +416,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 		return cxl_seterr(CXL_EINVAL, "ring recv on the producer side");
 	cxl_inval(p, c0, (size_t)r->g.poll_lines * CXL_LINE);
 	rc = stamp_state(r, __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE),
-			 want);
+			 want, true);
 	if (rc) {
 		/* Idle: hand back the cells we consumed but did not report,
 		 * so a producer waiting for space is never stuck on us. */
@@ -434,7 +439,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 
 		if ((rc = stamp_state(r, __atomic_load_n(&ck->stamp,
 							 __ATOMIC_ACQUIRE),
-				      want)))
+				      want, false)))
 			return rc; /* EAGAIN: later lines not visible yet */
 	}
 	if (len)

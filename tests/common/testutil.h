@@ -6,6 +6,7 @@
 #ifndef CXLMPI_TESTUTIL_H
 #define CXLMPI_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
