@@ -75,6 +75,18 @@ struct cxl_arena_stat {
 };
 int cxl_arena_stat(cxl_pool *p, struct cxl_arena_stat *st);
 
+/* Attached processes, as recorded in the pool. */
+struct cxl_proc_stat {
+	uint32_t host;
+	uint32_t pid;
+	char job[CXL_NAME_MAX + 1];
+	char nodename[48];
+	uint64_t attach_ns; /* CLOCK_MONOTONIC of its host at attach */
+	int alive;          /* 1 alive, 0 dead, -1 unknown (other host) */
+};
+typedef int (*cxl_proc_visit_fn)(const struct cxl_proc_stat *st, void *arg);
+int cxl_proc_list(cxl_pool *p, cxl_proc_visit_fn fn, void *arg);
+
 /*
  * Garbage collection: release the slots of this host's dead processes,
  * then reclaim the objects of jobs that no live process belongs to.

@@ -105,6 +105,18 @@ uint64_t cxl_pool_offset(const cxl_pool *p, const void *ptr);
 /* Pointer for [off, off+len) if it lies inside the mapping, else NULL. */
 void *cxl_pool_ptr(const cxl_pool *p, uint64_t off, uint64_t len);
 
+/* Identity and geometry from the pool header. */
+struct cxl_pool_info {
+	uint8_t uuid[16];
+	uint32_t layout_version;
+	uint32_t max_hosts, max_procs;
+	uint64_t pool_size, capacity;
+	uint64_t heap_off, heap_size;
+	uint64_t meta_bytes; /* header + tables + index + order map */
+	uint64_t format_ns;  /* CLOCK_REALTIME at format */
+};
+void cxl_pool_info(const cxl_pool *p, struct cxl_pool_info *out);
+
 const char *cxl_coh_mode_name(enum cxl_coh_mode m);
 const char *cxl_flush_insn_name(enum cxl_flush_insn i);
 

@@ -282,6 +282,21 @@ out:
 	return rc;
 }
 
+CXL_EXPORT void cxl_pool_info(const cxl_pool *p, struct cxl_pool_info *i)
+{
+	memset(i, 0, sizeof(*i));
+	memcpy(i->uuid, p->hdr.uuid, sizeof(i->uuid));
+	i->layout_version = p->hdr.version;
+	i->max_hosts = p->hdr.max_hosts;
+	i->max_procs = p->hdr.max_procs;
+	i->pool_size = p->hdr.pool_size;
+	i->capacity = p->hdr.capacity;
+	i->heap_off = p->hdr.heap_off;
+	i->heap_size = p->hdr.heap_size;
+	i->meta_bytes = p->hdr.ordermap_off + p->hdr.heap_size / 64;
+	i->format_ns = p->hdr.format_ns;
+}
+
 CXL_EXPORT void *cxl_pool_base(const cxl_pool *p)
 {
 	return p->base;

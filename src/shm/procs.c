@@ -217,6 +217,49 @@ void cxl_arena_detach_proc(struct cxl_pool *p)
 	}
 }
 
+CXL_EXPORT int cxl_proc_list(cxl_pool *p, cxl_proc_visit_fn fn, void *arg)
+{
+	struct cxl_proc_stat *v;
+	uint32_t n = 0;
+	int rc;
+
+	if (!p || !fn)
+		return cxl_seterr(CXL_EINVAL, "cxl_proc_list: NULL argument");
+	v = calloc(p->hdr.max_procs, sizeof(*v));
+	if (!v)
+		return cxl_seterr(CXL_ENOMEM, "cxl_proc_list: out of memory");
+	if ((rc = cxl_arena_lock(p))) {
+		free(v);
+		return rc;
+	}
+	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+		struct proc_ent *e = proc_read(p, i);
+		struct host_ent *h;
+
+		if (e->state != PROC_LIVE || e->host >= p->hdr.max_hosts)
+			continue;
+		v[n].host = e->host;
+		v[n].pid = e->pid;
+		if (cxl_name_valid(e->job, sizeof(e->job)))
+			strcpy(v[n].job, e->job);
+		h = pool_host(p, e->host);
+		md_rd(p, h->nodename, sizeof(h->nodename));
+		snprintf(v[n].nodename, sizeof(v[n].nodename), "%.47s",
+			 h->nodename);
+		v[n].attach_ns = e->attach_ns;
+		v[n].alive = e->host != p->host_id
+				     ? -1
+				     : cxl_proc_alive((int)e->pid, e->starttime);
+		n++;
+	}
+	cxl_arena_unlock(p);
+	rc = CXL_OK;
+	for (uint32_t i = 0; i < n && !rc; i++)
+		rc = fn(&v[i], arg);
+	free(v);
+	return rc;
+}
+
 CXL_EXPORT int cxl_arena_gc(cxl_pool *p, int dead_host,
 			    uint64_t *procs_reclaimed, uint64_t *objs)
 {
