@@ -29,7 +29,7 @@
 volatile sig_atomic_t bench_interrupted;
 
 #define TMP_POOL_SIZE (256ull << 20)
-#define TMP_CAPACITY 4096u  /* objects: the pool holds just one */
+#define TMP_CAPACITY 4096u /* objects: the pool holds just one */
 #define MIN_SIZE (16ull << 20)
 #define MIN_CHUNK (64u << 10)
 #define MAX_THREADS 1024u
@@ -58,8 +58,8 @@ static const struct bench_plan quick_plan = {
 
 struct args {
 	const char *pool; /* --pool; NULL: CXL_POOL or a temporary pool */
-	uint64_t size;    /* --size; 0: not given */
-	unsigned modes;   /* --mode: bits 1 << enum cxl_coh_mode; 0: unset */
+	uint64_t size;	  /* --size; 0: not given */
+	unsigned modes;	  /* --mode: bits 1 << enum cxl_coh_mode; 0: unset */
 	const char *csv;  /* --csv */
 	bool quick;
 	unsigned threads; /* --threads */
@@ -77,8 +77,8 @@ struct bench {
 	struct bench_plan plan;
 	struct bench_scratch scratch;
 	struct bench_results results;
-	uint8_t *dram;  /* the local DRAM target, bench_obj_bytes() long */
-	bool planned;   /* plan fitted to the pool, baseline measured */
+	uint8_t *dram; /* the local DRAM target, bench_obj_bytes() long */
+	bool planned;  /* plan fitted to the pool, baseline measured */
 	char obj_name[CXL_NAME_MAX + 1];
 };
 
@@ -88,28 +88,28 @@ static char tmp_dir[128];
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: cxlbench [options]\n"
-"\n"
-"Measure a cxlshm pool in each coherence mode: write+flush and\n"
-"read+invalidate latency (64 B..128 KiB), pointer-chase load latency,\n"
-"copy bandwidth as threads scale, and the coherence operations (flushed\n"
-"and invalidated lines, fences, non-temporal ops) each operation costs.\n"
-"Local DRAM rows are the baseline.\n"
-"\n"
-"  --pool PATH     pool to use (default: CXL_POOL, else a temporary\n"
-"                  256 MiB pool in /dev/shm, removed at exit)\n"
-"  --size SIZE     size of a pool cxlbench creates, e.g. 512M\n"
-"  --mode LIST     coherent, flush, uncached, emulated, or a comma list\n"
-"                  (default: CXL_COHERENCE if set, else all four)\n"
-"  --csv FILE      also write every result as a CSV row to FILE\n"
-"  --quick         fewer and smaller iterations (a few seconds)\n"
-"  --threads N     most threads of the bandwidth sweep (default: the\n"
-"                  online CPUs)\n"
-"  --help          this text\n"
-"\n"
-"Flush mode runs once per flush instruction of this CPU (clflushopt,\n"
-"clwb, clflush) unless CXL_FLUSH_INSN names one. Other CXL_* variables\n"
-"configure the attachment as usual (see docs/env.md).\n");
+		"usage: cxlbench [options]\n"
+		"\n"
+		"Measure a cxlshm pool in each coherence mode: write+flush and\n"
+		"read+invalidate latency (64 B..128 KiB), pointer-chase load latency,\n"
+		"copy bandwidth as threads scale, and the coherence operations (flushed\n"
+		"and invalidated lines, fences, non-temporal ops) each operation costs.\n"
+		"Local DRAM rows are the baseline.\n"
+		"\n"
+		"  --pool PATH     pool to use (default: CXL_POOL, else a temporary\n"
+		"                  256 MiB pool in /dev/shm, removed at exit)\n"
+		"  --size SIZE     size of a pool cxlbench creates, e.g. 512M\n"
+		"  --mode LIST     coherent, flush, uncached, emulated, or a comma list\n"
+		"                  (default: CXL_COHERENCE if set, else all four)\n"
+		"  --csv FILE      also write every result as a CSV row to FILE\n"
+		"  --quick         fewer and smaller iterations (a few seconds)\n"
+		"  --threads N     most threads of the bandwidth sweep (default: the\n"
+		"                  online CPUs)\n"
+		"  --help          this text\n"
+		"\n"
+		"Flush mode runs once per flush instruction of this CPU (clflushopt,\n"
+		"clwb, clflush) unless CXL_FLUSH_INSN names one. Other CXL_* variables\n"
+		"configure the attachment as usual (see docs/env.md).\n");
 }
 
 static void on_signal(int sig)
@@ -119,7 +119,7 @@ static void on_signal(int sig)
 
 static void catch_signals(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
@@ -157,10 +157,12 @@ static int parse_modes(const char *arg, unsigned *mask)
 				break;
 		}
 		if (m > CXL_COH_EMULATED) {
-			fprintf(stderr, "cxlbench: --mode '%s': '%.*s' is "
+			fprintf(stderr,
+				"cxlbench: --mode '%s': '%.*s' is "
 				"not a coherence mode; use coherent, flush, "
 				"uncached or emulated, or a comma list of "
-				"them\n", arg, (int)n, s);
+				"them\n",
+				arg, (int)n, s);
 			return -1;
 		}
 		*mask |= 1u << m;
@@ -168,7 +170,8 @@ static int parse_modes(const char *arg, unsigned *mask)
 		s += *s == ',';
 	}
 	if (!*mask) {
-		fprintf(stderr, "cxlbench: --mode is empty; give coherent, "
+		fprintf(stderr,
+			"cxlbench: --mode is empty; give coherent, "
 			"flush, uncached or emulated, or a comma list\n");
 		return -1;
 	}
@@ -184,8 +187,10 @@ static int parse_threads(const char *arg, unsigned *out)
 	v = strtoul(arg, &end, 10);
 	if (*arg < '0' || *arg > '9' || *end || errno || v < 1 ||
 	    v > MAX_THREADS) {
-		fprintf(stderr, "cxlbench: --threads '%s' is invalid; give a "
-			"number from 1 to %u\n", arg, MAX_THREADS);
+		fprintf(stderr,
+			"cxlbench: --threads '%s' is invalid; give a "
+			"number from 1 to %u\n",
+			arg, MAX_THREADS);
 		return -1;
 	}
 	*out = (unsigned)v;
@@ -195,15 +200,18 @@ static int parse_threads(const char *arg, unsigned *out)
 static int parse_size(const char *arg, uint64_t *out)
 {
 	if (cxl_parse_size(arg, out) != CXL_OK) {
-		fprintf(stderr, "cxlbench: --size '%s' is not a size; use a "
+		fprintf(stderr,
+			"cxlbench: --size '%s' is not a size; use a "
 			"number with an optional K/M/G suffix, e.g. 512M\n",
 			arg);
 		return -1;
 	}
 	if (*out < MIN_SIZE || *out % (2u << 20)) {
-		fprintf(stderr, "cxlbench: --size %s: a pool must be a "
+		fprintf(stderr,
+			"cxlbench: --size %s: a pool must be a "
 			"multiple of 2 MiB, and cxlbench needs at least "
-			"16 MiB; e.g. --size 256M\n", arg);
+			"16 MiB; e.g. --size 256M\n",
+			arg);
 		return -1;
 	}
 	return 0;
@@ -213,21 +221,22 @@ static int parse_size(const char *arg, uint64_t *out)
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option longopts[] = {
-		{"pool", required_argument, NULL, 'p'},
-		{"size", required_argument, NULL, 's'},
-		{"mode", required_argument, NULL, 'm'},
-		{"csv", required_argument, NULL, 'c'},
-		{"quick", no_argument, NULL, 'q'},
-		{"threads", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "pool", required_argument, NULL, 'p' },
+		{ "size", required_argument, NULL, 's' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int c;
 
 	memset(a, 0, sizeof(*a));
-	a->threads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS
-						       : (unsigned)ncpu;
+	a->threads = ncpu < 1		  ? 1
+		     : ncpu > MAX_THREADS ? MAX_THREADS
+					  : (unsigned)ncpu;
 	opterr = 0; /* our messages say how to fix the command line */
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -256,18 +265,22 @@ static int parse_args(int argc, char **argv, struct args *a)
 			usage(stdout);
 			return 1;
 		case ':':
-			fprintf(stderr, "cxlbench: %s needs a value; see "
-				"'cxlbench --help'\n", argv[optind - 1]);
+			fprintf(stderr,
+				"cxlbench: %s needs a value; see "
+				"'cxlbench --help'\n",
+				argv[optind - 1]);
 			return 2;
 		default:
-			fprintf(stderr, "cxlbench: unknown or malformed option "
+			fprintf(stderr,
+				"cxlbench: unknown or malformed option "
 				"'%s'; see 'cxlbench --help'\n",
 				argv[optind - 1]);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "cxlbench: unexpected argument '%s'; options "
+		fprintf(stderr,
+			"cxlbench: unexpected argument '%s'; options "
 			"start with --, see 'cxlbench --help'\n",
 			argv[optind]);
 		return 2;
@@ -287,7 +300,8 @@ static int tmp_pool_create(struct cxl_pool_opts *o)
 	snprintf(tmp_dir, sizeof(tmp_dir), "/dev/shm/cxlbench-%d.XXXXXX",
 		 (int)getpid());
 	if (!mkdtemp(tmp_dir)) {
-		fprintf(stderr, "cxlbench: cannot create a temporary pool "
+		fprintf(stderr,
+			"cxlbench: cannot create a temporary pool "
 			"directory in /dev/shm: %s; mount a tmpfs on /dev/shm, "
 			"or give an existing pool with --pool PATH\n",
 			strerror(errno));
@@ -315,9 +329,10 @@ static void tmp_pool_remove(void)
 		closedir(d);
 	}
 	if (rmdir(tmp_dir))
-		fprintf(stderr, "cxlbench: cannot remove the temporary pool "
-			"directory %s: %s; delete it by hand\n", tmp_dir,
-			strerror(errno));
+		fprintf(stderr,
+			"cxlbench: cannot remove the temporary pool "
+			"directory %s: %s; delete it by hand\n",
+			tmp_dir, strerror(errno));
 	tmp_dir[0] = '\0';
 }
 
@@ -332,7 +347,8 @@ static int setup_opts(const struct args *a, struct cxl_pool_opts *o)
 	}
 	if (a->pool) {
 		if (strlen(a->pool) >= sizeof(o->path)) {
-			fprintf(stderr, "cxlbench: --pool path is longer than "
+			fprintf(stderr,
+				"cxlbench: --pool path is longer than "
 				"%zu bytes; use a shorter path or a symlink\n",
 				sizeof(o->path) - 1);
 			return -1;
@@ -367,9 +383,11 @@ static size_t plan_runs(const struct args *a, const struct cxl_pool_opts *o,
 			const struct cxl_cpu_features *f, struct run *runs)
 {
 	static const enum cxl_flush_insn flush_insns[] = {
-		CXL_FLUSH_CLFLUSHOPT, CXL_FLUSH_CLWB, CXL_FLUSH_CLFLUSH,
+		CXL_FLUSH_CLFLUSHOPT,
+		CXL_FLUSH_CLWB,
+		CXL_FLUSH_CLFLUSH,
 	};
-	const int have[] = {f->clflushopt, f->clwb, f->clflush};
+	const int have[] = { f->clflushopt, f->clwb, f->clflush };
 	unsigned modes = a->modes;
 	size_t n = 0;
 
@@ -383,8 +401,9 @@ static size_t plan_runs(const struct args *a, const struct cxl_pool_opts *o,
 		if (m == CXL_COH_FLUSH && o->insn == CXL_FLUSH_AUTO) {
 			for (size_t i = 0; i < 3; i++)
 				if (have[i])
-					runs[n++] = (struct run){
-						m, flush_insns[i]};
+					runs[n++] =
+						(struct run){ m,
+							      flush_insns[i] };
 		} else if (m == CXL_COH_FLUSH || m == CXL_COH_UNCACHED) {
 			enum cxl_flush_insn i = o->insn;
 
@@ -392,13 +411,13 @@ static size_t plan_runs(const struct args *a, const struct cxl_pool_opts *o,
 				i = CXL_FLUSH_CLFLUSHOPT;
 			else if (i == CXL_FLUSH_AUTO && f->clflush)
 				i = CXL_FLUSH_CLFLUSH;
-			runs[n++] = (struct run){m, i};
+			runs[n++] = (struct run){ m, i };
 		}
 		/* Coherent and emulated never flush; a CPU without any
 		 * flush instruction still gets one flush-mode attempt, so
 		 * the library explains why it cannot run. */
 		if (n == first)
-			runs[n++] = (struct run){m, CXL_FLUSH_AUTO};
+			runs[n++] = (struct run){ m, CXL_FLUSH_AUTO };
 	}
 	return n;
 }
@@ -431,14 +450,18 @@ static void print_machine(const struct args *a, const struct cxl_pool_opts *o,
 	if (ci)
 		fclose(ci);
 	printf("cxlbench: host %s, %s, %ld online CPUs, flush instructions:"
-	       "%s%s%s%s\n", host, model, sysconf(_SC_NPROCESSORS_ONLN),
+	       "%s%s%s%s\n",
+	       host, model, sysconf(_SC_NPROCESSORS_ONLN),
 	       f->clflushopt ? " clflushopt" : "", f->clwb ? " clwb" : "",
 	       f->clflush ? " clflush" : "",
 	       f->clflushopt || f->clwb || f->clflush ? "" : " none");
 	bench_fmt_size(o->size, sz, sizeof(sz));
 	printf("cxlbench: pool %s (%s%s), job %s, %s run; dram rows: memcpy "
-	       "and loads on local DRAM\n", o->path,
-	       tmp_dir[0] ? "temporary, " : o->create ? "if missing: " : "",
+	       "and loads on local DRAM\n",
+	       o->path,
+	       tmp_dir[0]  ? "temporary, "
+	       : o->create ? "if missing: "
+			   : "",
 	       tmp_dir[0] || o->create ? sz : "existing", o->job,
 	       a->quick ? "quick" : "full");
 }
@@ -464,11 +487,12 @@ static int fit_plan(cxl_pool *p, struct bench_plan *pl)
 	if (least < BENCH_LAT_MAX)
 		least = BENCH_LAT_MAX;
 	if (room < least) {
-		fprintf(stderr, "cxlbench: pool %s has %s free in one piece; "
+		fprintf(stderr,
+			"cxlbench: pool %s has %s free in one piece; "
 			"cxlbench needs %s with --threads %u: use a larger "
 			"pool (--size for a new one), free space in it, or "
-			"lower --threads\n", cxl_pool_path(p),
-			bench_fmt_size(room, a, sizeof(a)),
+			"lower --threads\n",
+			cxl_pool_path(p), bench_fmt_size(room, a, sizeof(a)),
 			bench_fmt_size(least, b, sizeof(b)), pl->max_threads);
 		return -1;
 	}
@@ -504,7 +528,7 @@ static int run_tests(struct bench *bx, const struct bench_target *t)
 /* First attachment: fix the sizes, allocate local buffers, baseline. */
 static int prepare(struct bench *bx, cxl_pool *p)
 {
-	struct bench_target dram = {.mode = "dram", .insn = "none"};
+	struct bench_target dram = { .mode = "dram", .insn = "none" };
 	uint64_t n;
 
 	if (fit_plan(p, &bx->plan) ||
@@ -513,7 +537,8 @@ static int prepare(struct bench *bx, cxl_pool *p)
 	n = bench_obj_bytes(&bx->plan);
 	bx->dram = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
 	if (!bx->dram) {
-		fprintf(stderr, "cxlbench: out of memory for a %llu-byte DRAM "
+		fprintf(stderr,
+			"cxlbench: out of memory for a %llu-byte DRAM "
 			"buffer: lower --threads, or use --quick\n",
 			(unsigned long long)n);
 		return -1;
@@ -547,9 +572,10 @@ static int measure(struct bench *bx, cxl_pool *p, const struct run *r)
 		return -1;
 	}
 	printf("cxlbench: mode %s, flush instruction %s: pool %s (%s), "
-	       "object '%s' of %s at offset 0x%llx\n", t.mode, t.insn,
-	       cxl_pool_path(p), bench_fmt_size(cxl_pool_size(p), a, sizeof(a)),
-	       bx->obj_name, bench_fmt_size(obj.size, b, sizeof(b)),
+	       "object '%s' of %s at offset 0x%llx\n",
+	       t.mode, t.insn, cxl_pool_path(p),
+	       bench_fmt_size(cxl_pool_size(p), a, sizeof(a)), bx->obj_name,
+	       bench_fmt_size(obj.size, b, sizeof(b)),
 	       (unsigned long long)obj.off);
 	fflush(stdout);
 	t.buf = obj.ptr;
@@ -603,7 +629,7 @@ static int run_all(struct bench *bx, const struct run *runs, size_t nruns)
 
 int main(int argc, char **argv)
 {
-	struct bench bx = {0};
+	struct bench bx = { 0 };
 	struct cxl_cpu_features f;
 	struct run runs[MAX_RUNS];
 	struct args a;
@@ -629,7 +655,7 @@ int main(int argc, char **argv)
 	done = run_all(&bx, runs, nruns);
 	if (done == 0 && !bench_interrupted)
 		fprintf(stderr, "cxlbench: no coherence mode could be attached "
-			"(see above); pick another --mode\n");
+				"(see above); pick another --mode\n");
 	if (bx.results.n)
 		bench_print_tables(&bx.results);
 	status = done > 0 ? 0 : 1;

@@ -24,37 +24,37 @@ extern volatile sig_atomic_t bench_interrupted;
 
 /* What to measure and how many times; --quick shrinks it. */
 struct bench_plan {
-	unsigned lat_warmup;    /* untimed batches per latency point */
-	unsigned lat_samples;   /* timed batches; the median is reported */
-	uint64_t chase_bytes;   /* pointer-chase region */
+	unsigned lat_warmup;	/* untimed batches per latency point */
+	unsigned lat_samples;	/* timed batches; the median is reported */
+	uint64_t chase_bytes;	/* pointer-chase region */
 	unsigned chase_samples; /* timed passes over the whole cycle */
-	uint64_t chunk_bytes;   /* per-thread chunk of the copy bandwidth */
-	unsigned bw_warmup;     /* untimed rounds per thread count */
-	unsigned bw_samples;    /* timed rounds; the median is reported */
-	unsigned max_threads;   /* --threads */
+	uint64_t chunk_bytes;	/* per-thread chunk of the copy bandwidth */
+	unsigned bw_warmup;	/* untimed rounds per thread count */
+	unsigned bw_samples;	/* timed rounds; the median is reported */
+	unsigned max_threads;	/* --threads */
 };
 
 /* Where a measurement runs: an attachment's object, or local DRAM. */
 struct bench_target {
-	cxl_pool *pool;   /* NULL for the local DRAM baseline */
-	uint8_t *buf;     /* object storage, or the DRAM buffer */
+	cxl_pool *pool;	  /* NULL for the local DRAM baseline */
+	uint8_t *buf;	  /* object storage, or the DRAM buffer */
 	const char *mode; /* "dram" or cxl_coh_mode_name() */
 	const char *insn; /* flush instruction, "none" where unused */
 };
 
 /* Local buffers shared by all targets (bench_scratch_init). */
 struct bench_scratch {
-	uint8_t *src;    /* copy source: max_threads chunks (>= LAT_MAX) */
-	uint8_t *dst;    /* destination of the read tests: BENCH_LAT_MAX */
-	uint32_t *next;  /* pointer chase: successor of each line, one cycle */
+	uint8_t *src;	 /* copy source: max_threads chunks (>= LAT_MAX) */
+	uint8_t *dst;	 /* destination of the read tests: BENCH_LAT_MAX */
+	uint32_t *next;	 /* pointer chase: successor of each line, one cycle */
 	uint64_t nlines; /* lines in the cycle */
 };
 
 /* One measured point: one CSV row, one table cell. */
 struct bench_result {
-	const char *test;  /* "write_flush", "read_inval", ... */
+	const char *test; /* "write_flush", "read_inval", ... */
 	const char *mode, *insn;
-	uint64_t size;     /* bytes per operation (per thread) */
+	uint64_t size; /* bytes per operation (per thread) */
 	unsigned threads;
 	double value;
 	const char *unit;

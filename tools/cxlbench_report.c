@@ -19,9 +19,10 @@ int bench_csv_open(struct bench_results *r, const char *path)
 {
 	r->csv = fopen(path, "w");
 	if (!r->csv) {
-		fprintf(stderr, "cxlbench: cannot create CSV file %s: %s; give "
-			"--csv a path in a writable directory\n", path,
-			strerror(errno));
+		fprintf(stderr,
+			"cxlbench: cannot create CSV file %s: %s; give "
+			"--csv a path in a writable directory\n",
+			path, strerror(errno));
 		return -1;
 	}
 	fputs(csv_header, r->csv);
@@ -38,9 +39,10 @@ int bench_csv_close(struct bench_results *r, const char *path)
 	bad |= fclose(r->csv) != 0;
 	r->csv = NULL;
 	if (bad) {
-		fprintf(stderr, "cxlbench: writing CSV file %s failed: %s; "
-			"check the free space of its file system\n", path,
-			strerror(errno));
+		fprintf(stderr,
+			"cxlbench: writing CSV file %s failed: %s; "
+			"check the free space of its file system\n",
+			path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -53,7 +55,8 @@ int bench_add(struct bench_results *r, const struct bench_result *res)
 		struct bench_result *v = realloc(r->v, cap * sizeof(*v));
 
 		if (!v) {
-			fprintf(stderr, "cxlbench: out of memory for "
+			fprintf(stderr,
+				"cxlbench: out of memory for "
 				"results; free some memory and retry\n");
 			return -1;
 		}
@@ -62,11 +65,13 @@ int bench_add(struct bench_results *r, const struct bench_result *res)
 	}
 	r->v[r->n++] = *res;
 	if (r->csv)
-		fprintf(r->csv, "%s,%s,%s,%llu,%u,%.6g,%s,%.10g,%.10g,%.10g,"
-			"%.10g\n", res->test, res->mode, res->insn,
-			(unsigned long long)res->size, res->threads,
-			res->value, res->unit, res->flush, res->inval,
-			res->fences, res->nt);
+		fprintf(r->csv,
+			"%s,%s,%s,%llu,%u,%.6g,%s,%.10g,%.10g,%.10g,"
+			"%.10g\n",
+			res->test, res->mode, res->insn,
+			(unsigned long long)res->size, res->threads, res->value,
+			res->unit, res->flush, res->inval, res->fences,
+			res->nt);
 	return 0;
 }
 
@@ -79,7 +84,7 @@ void bench_results_free(struct bench_results *r)
 
 const char *bench_fmt_size(uint64_t bytes, char *buf, size_t cap)
 {
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	unsigned u = 0;
 
 	while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
@@ -100,14 +105,20 @@ struct table_def {
 };
 
 static const struct table_def tables[] = {
-	{"write_flush", "write+flush latency, ns/op "
-	 "(cxl_copy_to_pool + cxl_wfence)", false},
-	{"read_inval", "read+invalidate latency, ns/op (cxl_copy_from_pool)",
-	 false},
-	{"pointer_chase", "pointer-chase latency, ns/load (random cycle of "
-	 "64 B lines)", false},
-	{"copy_bw", "copy bandwidth from local DRAM, GB/s over all threads "
-	 "(cxl_copy_to_pool + cxl_wfence)", true},
+	{ "write_flush",
+	  "write+flush latency, ns/op "
+	  "(cxl_copy_to_pool + cxl_wfence)",
+	  false },
+	{ "read_inval", "read+invalidate latency, ns/op (cxl_copy_from_pool)",
+	  false },
+	{ "pointer_chase",
+	  "pointer-chase latency, ns/load (random cycle of "
+	  "64 B lines)",
+	  false },
+	{ "copy_bw",
+	  "copy bandwidth from local DRAM, GB/s over all threads "
+	  "(cxl_copy_to_pool + cxl_wfence)",
+	  true },
 };
 
 #define CELL 128
@@ -117,8 +128,7 @@ static uint64_t col_key(const struct bench_result *x, bool by_threads)
 	return by_threads ? x->threads : x->size;
 }
 
-static bool same_row(const struct bench_result *a,
-		     const struct bench_result *b)
+static bool same_row(const struct bench_result *a, const struct bench_result *b)
 {
 	return !strcmp(a->mode, b->mode) && !strcmp(a->insn, b->insn);
 }
@@ -172,8 +182,7 @@ static const struct bench_result *find(const struct bench_results *r,
 				       uint64_t key)
 {
 	for (size_t k = 0; k < r->n; k++)
-		if (!strcmp(r->v[k].test, d->test) &&
-		    same_row(&r->v[k], row) &&
+		if (!strcmp(r->v[k].test, d->test) && same_row(&r->v[k], row) &&
 		    col_key(&r->v[k], d->by_threads) == key)
 			return &r->v[k];
 	return NULL;
@@ -194,7 +203,7 @@ static void print_table(const struct bench_results *r,
 
 	if (!rows || !cols) {
 		fprintf(stderr, "cxlbench: out of memory for a table; free "
-			"some memory, or use --csv for the results\n");
+				"some memory, or use --csv for the results\n");
 		goto out;
 	}
 	for (size_t k = 0; k < r->n; k++) {
@@ -239,8 +248,8 @@ static void print_table(const struct bench_results *r,
 		row_label(rows[i], buf);
 		printf("%-*s", (int)lw, buf);
 		for (size_t j = 0; j < ncols; j++) {
-			const struct bench_result *x = find(r, d, rows[i],
-							    cols[j]);
+			const struct bench_result *x =
+				find(r, d, rows[i], cols[j]);
 
 			if (x)
 				fmt_cell(x, ops, buf);

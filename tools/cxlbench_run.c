@@ -26,7 +26,7 @@ static const uint64_t lat_sizes[] = {
  * bytes, so the clock reads cost little against the operations timed. */
 #define LAT_BATCH_BYTES (16u << 10)
 
-#define ALIGN_UP64(x, a) (((x) + (a)-1) / (a) * (a))
+#define ALIGN_UP64(x, a) (((x) + (a) - 1) / (a) * (a))
 
 /* A bandwidth round has every thread copy at least this much, so waking
  * the threads costs little against the copying. */
@@ -66,9 +66,9 @@ static void set_ops(struct bench_result *res, const struct cxl_coh_counters *a,
 	res->flush = (double)(b->flush_lines - a->flush_lines) / n;
 	res->inval = (double)(b->inval_lines - a->inval_lines) / n;
 	res->fences = (double)(b->fences - a->fences) / n;
-	res->nt = (double)(b->nt_stores - a->nt_stores +
-			   b->nt_loads - a->nt_loads +
-			   b->nt_lines - a->nt_lines) / n;
+	res->nt = (double)(b->nt_stores - a->nt_stores + b->nt_loads -
+			   a->nt_loads + b->nt_lines - a->nt_lines) /
+		  n;
 }
 
 static int interrupted(void)
@@ -114,7 +114,8 @@ int bench_scratch_init(struct bench_scratch *s, const struct bench_plan *pl)
 	s->dst = alloc_local(BENCH_LAT_MAX);
 	s->next = malloc(s->nlines * sizeof(*s->next));
 	if (!s->src || !s->dst || !s->next) {
-		fprintf(stderr, "cxlbench: out of memory for %llu bytes of "
+		fprintf(stderr,
+			"cxlbench: out of memory for %llu bytes of "
 			"local buffers: lower --threads, or use --quick\n",
 			(unsigned long long)(src_bytes + BENCH_LAT_MAX +
 					     s->nlines * sizeof(*s->next)));
@@ -185,14 +186,14 @@ static int lat_point(const struct bench_plan *pl, const struct bench_target *t,
 		.threads = 1,
 		.unit = "ns",
 	};
-	unsigned reps = n >= LAT_BATCH_BYTES ? 1
-					     : LAT_BATCH_BYTES / (unsigned)n;
+	unsigned reps =
+		n >= LAT_BATCH_BYTES ? 1 : LAT_BATCH_BYTES / (unsigned)n;
 	struct cxl_coh_counters c0, c1;
 	double *v = malloc(pl->lat_samples * sizeof(*v));
 
 	if (!v) {
 		fprintf(stderr, "cxlbench: out of memory for latency "
-			"samples; free some memory and retry\n");
+				"samples; free some memory and retry\n");
 		return -1;
 	}
 	for (unsigned i = 0; i < pl->lat_warmup * reps; i++)
@@ -258,7 +259,7 @@ int bench_chase(const struct bench_plan *pl, const struct bench_target *t,
 
 	if (!v) {
 		fprintf(stderr, "cxlbench: out of memory for chase samples; "
-			"free some memory and retry\n");
+				"free some memory and retry\n");
 		return -1;
 	}
 	/* The first word of each line points to its successor's line. */
@@ -274,8 +275,7 @@ int bench_chase(const struct bench_plan *pl, const struct bench_target *t,
 	}
 	p = chase(t->buf, s->nlines); /* warm-up pass: TLB, prefetchers */
 	cxl_coh_counters_get(&c0);
-	for (unsigned i = 0; i < pl->chase_samples && !bench_interrupted;
-	     i++) {
+	for (unsigned i = 0; i < pl->chase_samples && !bench_interrupted; i++) {
 		uint64_t t0 = now_ns();
 
 		p = chase(p, s->nlines);
@@ -309,7 +309,7 @@ struct bw_ctx {
 	unsigned reps;
 	pthread_mutex_t mtx;
 	pthread_cond_t go, done;
-	unsigned round;   /* incremented to start a round */
+	unsigned round;	  /* incremented to start a round */
 	unsigned pending; /* workers still copying in this round */
 	bool stop;
 };
@@ -405,8 +405,10 @@ static int bw_point(const struct bench_plan *pl, const struct bench_target *t,
 	int rc = -1;
 
 	if (!w || !v) {
-		fprintf(stderr, "cxlbench: out of memory for %u threads: lower "
-			"--threads\n", nthreads);
+		fprintf(stderr,
+			"cxlbench: out of memory for %u threads: lower "
+			"--threads\n",
+			nthreads);
 		goto out;
 	}
 	pthread_mutex_init(&c.mtx, NULL);
@@ -419,7 +421,8 @@ static int bw_point(const struct bench_plan *pl, const struct bench_target *t,
 		w[started].idx = started;
 		e = pthread_create(&w[started].tid, NULL, bw_main, &w[started]);
 		if (e) {
-			fprintf(stderr, "cxlbench: cannot start bandwidth "
+			fprintf(stderr,
+				"cxlbench: cannot start bandwidth "
 				"thread %u of %u: %s; lower --threads\n",
 				started + 1, nthreads, strerror(e));
 			goto stop;

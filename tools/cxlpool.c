@@ -60,7 +60,7 @@ static int fail(const char *what)
 
 static const char *human(uint64_t v, char *buf, size_t n)
 {
-	static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	double d = (double)v;
 	int i = 0;
 
@@ -78,7 +78,8 @@ static int print_proc(const struct cxl_proc_stat *st, void *arg)
 	printf("  host %-4u %-20s pid %-8u job %-20s %s\n", st->host,
 	       st->nodename, st->pid, st->job,
 	       st->alive < 0 ? "(other host)"
-			     : st->alive ? "alive" : "DEAD (run cxlpool gc)");
+	       : st->alive   ? "alive"
+			     : "DEAD (run cxlpool gc)");
 	return 0;
 }
 
@@ -96,8 +97,8 @@ static int cmd_info(cxl_pool *p)
 	printf("pool        %s\n", cxl_pool_path(p));
 	printf("uuid        ");
 	for (int i = 0; i < 16; i++)
-		printf("%02x%s", pi.uuid[i], i == 3 || i == 5 || i == 7 ||
-						     i == 9 ? "-" : "");
+		printf("%02x%s", pi.uuid[i],
+		       i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
 	printf("\nlayout      version %u, formatted %s", pi.layout_version,
 	       ctime(&t));
 	printf("size        %s (metadata %s, heap %s at offset 0x%" PRIx64
@@ -150,15 +151,15 @@ static int print_obj(const struct cxl_obj_stat *st, void *arg)
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{"size", required_argument, NULL, 's'},
-		{"capacity", required_argument, NULL, 'c'},
-		{"max-hosts", required_argument, NULL, 'H'},
-		{"max-procs", required_argument, NULL, 'P'},
-		{"force", no_argument, NULL, 'f'},
-		{"job", required_argument, NULL, 'j'},
-		{"dead-host", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{ "size", required_argument, NULL, 's' },
+		{ "capacity", required_argument, NULL, 'c' },
+		{ "max-hosts", required_argument, NULL, 'H' },
+		{ "max-procs", required_argument, NULL, 'P' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "job", required_argument, NULL, 'j' },
+		{ "dead-host", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
 	struct cxl_pool_opts o;
 	const char *cmd, *job = NULL;
@@ -178,8 +179,10 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 's':
 			if (cxl_parse_size(optarg, &o.size)) {
-				fprintf(stderr, "cxlpool: --size %s: use e.g. "
-					"256M or 4G\n", optarg);
+				fprintf(stderr,
+					"cxlpool: --size %s: use e.g. "
+					"256M or 4G\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -188,10 +191,12 @@ int main(int argc, char **argv)
 		case 'P':
 			if (cxl_parse_size(optarg, &v) || !v ||
 			    v > (c == 'c' ? 1ull << 31 : 1u << 20)) {
-				fprintf(stderr, "cxlpool: --%s %s is not a valid "
+				fprintf(stderr,
+					"cxlpool: --%s %s is not a valid "
 					"count\n",
-					c == 'c' ? "capacity"
-					: c == 'H' ? "max-hosts" : "max-procs",
+					c == 'c'   ? "capacity"
+					: c == 'H' ? "max-hosts"
+						   : "max-procs",
 					optarg);
 				return 2;
 			}
@@ -202,25 +207,35 @@ int main(int argc, char **argv)
 			else
 				o.max_procs = (uint32_t)v;
 			break;
-		case 'f': force = 1; break;
-		case 'j': job = optarg; break;
+		case 'f':
+			force = 1;
+			break;
+		case 'j':
+			job = optarg;
+			break;
 		case 'd':
 			if (cxl_parse_size(optarg, &v) || v > 4095) {
-				fprintf(stderr, "cxlpool: --dead-host %s: give a "
-					"host id (0..4095)\n", optarg);
+				fprintf(stderr,
+					"cxlpool: --dead-host %s: give a "
+					"host id (0..4095)\n",
+					optarg);
 				return 2;
 			}
 			dead = (int)v;
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc && argv[optind][0] == '/')
 		snprintf(o.path, sizeof(o.path), "%s", argv[optind++]);
 	if (!o.path[0]) {
 		fprintf(stderr, "cxlpool: no pool: give its path or set "
-			"CXL_POOL\n");
+				"CXL_POOL\n");
 		return 2;
 	}
 
@@ -256,7 +271,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "info")) {
 		rc = cmd_info(p);
 	} else if (!strcmp(cmd, "ls")) {
-		struct ls_arg la = {job, 0};
+		struct ls_arg la = { job, 0 };
 
 		if (cxl_obj_list(p, print_obj, &la))
 			rc = fail("ls");
@@ -269,7 +284,8 @@ int main(int argc, char **argv)
 			rc = fail("gc");
 		else
 			printf("reclaimed %" PRIu64 " dead process slot(s) and "
-			       "%" PRIu64 " object(s)\n", np, no);
+			       "%" PRIu64 " object(s)\n",
+			       np, no);
 	} else if (!strcmp(cmd, "rm")) {
 		for (; optind < argc; optind++)
 			if (cxl_obj_destroy(p, argv[optind]))

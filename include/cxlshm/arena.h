@@ -46,8 +46,8 @@ struct cxl_obj_stat {
 };
 
 /* Create name (in this attachment's job) and open it. */
-int cxl_obj_create(cxl_pool *p, const char *name, uint64_t size,
-		   unsigned flags, struct cxl_obj *out);
+int cxl_obj_create(cxl_pool *p, const char *name, uint64_t size, unsigned flags,
+		   struct cxl_obj *out);
 
 /* Open an existing object of this attachment's job. */
 int cxl_obj_open(cxl_pool *p, const char *name, struct cxl_obj *out);
@@ -82,7 +82,7 @@ struct cxl_proc_stat {
 	char job[CXL_NAME_MAX + 1];
 	char nodename[48];
 	uint64_t attach_ns; /* CLOCK_MONOTONIC of its host at attach */
-	int alive;          /* 1 alive, 0 dead, -1 unknown (other host) */
+	int alive;	    /* 1 alive, 0 dead, -1 unknown (other host) */
 };
 typedef int (*cxl_proc_visit_fn)(const struct cxl_proc_stat *st, void *arg);
 int cxl_proc_list(cxl_pool *p, cxl_proc_visit_fn fn, void *arg);

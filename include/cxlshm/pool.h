@@ -20,9 +20,9 @@ typedef struct cxl_pool cxl_pool;
 
 enum cxl_coh_mode {
 	CXL_COH_COHERENT = 0, /* hardware-coherent: no flushes */
-	CXL_COH_FLUSH,        /* flush after writes, invalidate before reads */
-	CXL_COH_UNCACHED,     /* non-temporal stores for data, invalidate reads */
-	CXL_COH_EMULATED,     /* non-coherent emulation (private cache copy) */
+	CXL_COH_FLUSH,	      /* flush after writes, invalidate before reads */
+	CXL_COH_UNCACHED, /* non-temporal stores for data, invalidate reads */
+	CXL_COH_EMULATED, /* non-coherent emulation (private cache copy) */
 };
 
 enum cxl_flush_insn {
@@ -37,19 +37,19 @@ enum cxl_flush_insn {
 
 /* Everything that configures an attachment; see docs/env.md. */
 struct cxl_pool_opts {
-	char path[256];            /* CXL_POOL */
-	uint64_t size;             /* CXL_POOL_SIZE: size of a new file pool */
-	int create;                /* CXL_POOL_CREATE: create+format if absent */
-	enum cxl_coh_mode mode;    /* CXL_COHERENCE */
-	int mode_set;              /* mode given explicitly (else per backend) */
-	enum cxl_flush_insn insn;  /* CXL_FLUSH_INSN */
-	uint32_t host_id;          /* CXL_HOST_ID */
+	char path[256];		  /* CXL_POOL */
+	uint64_t size;		  /* CXL_POOL_SIZE: size of a new file pool */
+	int create;		  /* CXL_POOL_CREATE: create+format if absent */
+	enum cxl_coh_mode mode;	  /* CXL_COHERENCE */
+	int mode_set;		  /* mode given explicitly (else per backend) */
+	enum cxl_flush_insn insn; /* CXL_FLUSH_INSN */
+	uint32_t host_id;	  /* CXL_HOST_ID */
 	char job[CXL_NAME_MAX + 1]; /* CXL_JOB */
-	uint64_t capacity;         /* CXL_ARENA_CAPACITY: objects, at format */
-	uint32_t max_hosts;        /* CXL_MAX_HOSTS, at format */
-	uint32_t max_procs;        /* CXL_MAX_PROCS, at format */
-	uint32_t lock_timeout_ms;  /* CXL_LOCK_TIMEOUT_MS */
-	char rundir[256];          /* CXL_RUNDIR: host-local lock files */
+	uint64_t capacity;	    /* CXL_ARENA_CAPACITY: objects, at format */
+	uint32_t max_hosts;	    /* CXL_MAX_HOSTS, at format */
+	uint32_t max_procs;	    /* CXL_MAX_PROCS, at format */
+	uint32_t lock_timeout_ms;   /* CXL_LOCK_TIMEOUT_MS */
+	char rundir[256];	    /* CXL_RUNDIR: host-local lock files */
 };
 
 /* Fill with built-in defaults (no environment). */

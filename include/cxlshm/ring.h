@@ -27,7 +27,10 @@ extern "C" {
 
 typedef struct cxl_ring cxl_ring;
 
-enum cxl_ring_role { CXL_RING_PRODUCER = 1, CXL_RING_CONSUMER = 2 };
+enum cxl_ring_role {
+	CXL_RING_PRODUCER = 1,
+	CXL_RING_CONSUMER = 2
+};
 
 struct cxl_ring_attr {
 	uint32_t cell_size;  /* bytes, multiple of 64, >= 64 (default 256) */

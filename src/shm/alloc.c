@@ -60,9 +60,10 @@ static struct free_blk *blk(struct cxl_pool *p, uint64_t off)
 
 static int corrupt(const char *what, uint64_t off)
 {
-	return cxl_seterr(CXL_ECORRUPT, "heap %s at heap offset %llu fails "
-			  "validation; run 'cxlpool fsck --repair'", what,
-			  (unsigned long long)off);
+	return cxl_seterr(CXL_ECORRUPT,
+			  "heap %s at heap offset %llu fails "
+			  "validation; run 'cxlpool fsck --repair'",
+			  what, (unsigned long long)off);
 }
 
 /* A free-list link (offset + 1, 0 = end) must name a free block of order
@@ -256,7 +257,8 @@ int cxl_heap_alloc(struct cxl_pool *p, uint64_t size, uint64_t align,
 	return CXL_OK;
 nospace:
 	md_rd(p, &c->heap_free, sizeof(c->heap_free));
-	return cxl_seterr(CXL_ENOSPC, "pool is full: %llu bytes requested, "
+	return cxl_seterr(CXL_ENOSPC,
+			  "pool is full: %llu bytes requested, "
 			  "%llu free, largest free block %llu; destroy "
 			  "objects ('cxlpool ls', 'cxlpool gc') or use a "
 			  "larger pool (CXL_POOL_SIZE)",
@@ -269,8 +271,8 @@ nospace:
 static int check_run(struct cxl_pool *p, uint64_t off, uint64_t asize,
 		     bool want_alloc)
 {
-	if (!asize || off % GRAN || asize % GRAN ||
-	    off >= p->hdr.heap_size || asize > p->hdr.heap_size - off)
+	if (!asize || off % GRAN || asize % GRAN || off >= p->hdr.heap_size ||
+	    asize > p->hdr.heap_size - off)
 		return corrupt("object extent", off);
 	if (!want_alloc)
 		return CXL_OK;
@@ -331,8 +333,8 @@ int cxl_heap_rebuild(struct cxl_pool *p, const struct heap_extent *ext,
 		if (i == n)
 			break;
 		for (pos = ext[i].off; pos < ext[i].off + ext[i].asize;) {
-			unsigned o = piece_order(p, pos,
-						 ext[i].off + ext[i].asize);
+			unsigned o =
+				piece_order(p, pos, ext[i].off + ext[i].asize);
 
 			om_set(p, pos, (uint8_t)(OM_ALLOC | o));
 			pos += bsize(o);

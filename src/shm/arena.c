@@ -47,7 +47,8 @@ static int check_name(const char *name)
 	if (n == 0)
 		return cxl_seterr(CXL_EINVAL, "object name is empty");
 	if (n > CXL_NAME_MAX)
-		return cxl_seterr(CXL_ENAMETOOLONG, "object name '%.20s...' is "
+		return cxl_seterr(CXL_ENAMETOOLONG,
+				  "object name '%.20s...' is "
 				  "longer than %d bytes: shorten it",
 				  name, CXL_NAME_MAX);
 	return CXL_OK;
@@ -92,7 +93,8 @@ static int64_t lookup(struct cxl_pool *p, const char *name, uint64_t job_id,
 			continue;
 		idx = sl->idx1 - 1ull;
 		if (idx >= p->hdr.capacity) {
-			*err = cxl_seterr(CXL_ECORRUPT, "hash slot %llu names "
+			*err = cxl_seterr(CXL_ECORRUPT,
+					  "hash slot %llu names "
 					  "object %llu beyond the capacity "
 					  "%llu; run 'cxlpool fsck --repair'",
 					  (unsigned long long)s,
@@ -105,7 +107,8 @@ static int64_t lookup(struct cxl_pool *p, const char *name, uint64_t job_id,
 		    cxl_name_valid(e->name, sizeof(e->name)) &&
 		    !strcmp(e->name, name)) {
 			if (!obj_sane(p, e)) {
-				*err = cxl_seterr(CXL_ECORRUPT, "object '%s' "
+				*err = cxl_seterr(CXL_ECORRUPT,
+						  "object '%s' "
 						  "has an impossible extent; "
 						  "run 'cxlpool fsck --repair'",
 						  name);
@@ -134,7 +137,8 @@ int cxl_hash_insert_locked(struct cxl_pool *p, uint64_t idx, const char *name,
 		md_wr(p, sl, sizeof(*sl));
 		return CXL_OK;
 	}
-	return cxl_seterr(CXL_ENOMETA, "hash index full: all %u candidate "
+	return cxl_seterr(CXL_ENOMETA,
+			  "hash index full: all %u candidate "
 			  "slots for '%s' are taken; reformat with a larger "
 			  "CXL_ARENA_CAPACITY (now %llu)",
 			  p->hdr.hash_levels, name,
@@ -184,13 +188,14 @@ static int entry_alloc(struct cxl_pool *p, uint64_t *idx)
 		md_wr(p, &c->obj_hwm, sizeof(uint64_t));
 		return CXL_OK;
 	}
-	return cxl_seterr(CXL_ENOMETA, "object table full: %llu objects "
+	return cxl_seterr(CXL_ENOMETA,
+			  "object table full: %llu objects "
 			  "exist; destroy some, or reformat with a larger "
 			  "CXL_ARENA_CAPACITY",
 			  (unsigned long long)p->hdr.capacity);
 bad:
 	return cxl_seterr(CXL_ECORRUPT, "object free list is damaged; run "
-			  "'cxlpool fsck --repair'");
+					"'cxlpool fsck --repair'");
 }
 
 static void entry_free(struct cxl_pool *p, uint64_t idx)
@@ -260,13 +265,16 @@ CXL_EXPORT int cxl_obj_create(cxl_pool *p, const char *name, uint64_t size,
 	if ((rc = check_name(name)))
 		return rc;
 	if (size == 0 || (flags & ~(CXL_OBJ_ALIGN_2M | CXL_OBJ_ZERO)))
-		return cxl_seterr(CXL_EINVAL, "cxl_obj_create('%s'): size must "
-				  "be > 0 and flags a set of CXL_OBJ_*", name);
+		return cxl_seterr(CXL_EINVAL,
+				  "cxl_obj_create('%s'): size must "
+				  "be > 0 and flags a set of CXL_OBJ_*",
+				  name);
 	if ((rc = cxl_arena_lock(p)))
 		return rc;
 	if (lookup(p, name, p->job_id, &slot, &err) >= 0 || err) {
 		rc = err ? err
-			 : cxl_seterr(CXL_EEXIST, "object '%s' already exists "
+			 : cxl_seterr(CXL_EEXIST,
+				      "object '%s' already exists "
 				      "in job '%s': open it, or destroy it "
 				      "first",
 				      name, job_name(p));
@@ -274,9 +282,9 @@ CXL_EXPORT int cxl_obj_create(cxl_pool *p, const char *name, uint64_t size,
 	}
 	if ((rc = entry_alloc(p, &idx)))
 		goto out;
-	rc = cxl_heap_alloc(p, size,
-			    flags & CXL_OBJ_ALIGN_2M ? POOL_HEAP_ALIGN : CXL_LINE,
-			    &off, &asize);
+	rc = cxl_heap_alloc(
+		p, size, flags & CXL_OBJ_ALIGN_2M ? POOL_HEAP_ALIGN : CXL_LINE,
+		&off, &asize);
 	if (rc) {
 		entry_free(p, idx);
 		goto out;
@@ -315,8 +323,7 @@ out:
 	return rc;
 }
 
-CXL_EXPORT int cxl_obj_open(cxl_pool *p, const char *name,
-			    struct cxl_obj *out)
+CXL_EXPORT int cxl_obj_open(cxl_pool *p, const char *name, struct cxl_obj *out)
 {
 	uint64_t slot;
 	int64_t idx;
@@ -331,7 +338,8 @@ CXL_EXPORT int cxl_obj_open(cxl_pool *p, const char *name,
 	idx = lookup(p, name, p->job_id, &slot, &err);
 	if (idx < 0) {
 		rc = err ? err
-			 : cxl_seterr(CXL_ENOENT, "object '%s' does not exist "
+			 : cxl_seterr(CXL_ENOENT,
+				      "object '%s' does not exist "
 				      "in job '%s': create it first, or check "
 				      "CXL_JOB",
 				      name, job_name(p));
@@ -339,8 +347,10 @@ CXL_EXPORT int cxl_obj_open(cxl_pool *p, const char *name,
 		struct obj_ent *e = pool_obj(p, (uint64_t)idx);
 
 		if (e->refcnt == UINT32_MAX) {
-			rc = cxl_seterr(CXL_EBUSY, "object '%s' has 2^32-1 "
-					"open handles", name);
+			rc = cxl_seterr(CXL_EBUSY,
+					"object '%s' has 2^32-1 "
+					"open handles",
+					name);
 		} else {
 			e->refcnt++;
 			md_wr(p, e, CXL_LINE);
@@ -359,7 +369,7 @@ CXL_EXPORT int cxl_obj_close(struct cxl_obj *o)
 
 	if (!o || !o->pool)
 		return cxl_seterr(CXL_EINVAL, "cxl_obj_close: not an open "
-				  "object");
+					      "object");
 	p = o->pool;
 	if (o->idx >= p->hdr.capacity)
 		return cxl_seterr(CXL_EINVAL, "cxl_obj_close: bad handle");
@@ -367,13 +377,16 @@ CXL_EXPORT int cxl_obj_close(struct cxl_obj *o)
 		return rc;
 	e = obj_read(p, o->idx);
 	if (e->state == OBJ_FREE || e->gen != o->gen) {
-		rc = cxl_seterr(CXL_ESTALE, "object at index %u was reclaimed "
+		rc = cxl_seterr(CXL_ESTALE,
+				"object at index %u was reclaimed "
 				"while open (its job ended or 'cxlpool gc' "
 				"ran); the handle is gone",
 				o->idx);
 	} else if (e->refcnt == 0) {
-		rc = cxl_seterr(CXL_ECORRUPT, "object '%.63s' closed more often "
-				"than opened", e->name);
+		rc = cxl_seterr(CXL_ECORRUPT,
+				"object '%.63s' closed more often "
+				"than opened",
+				e->name);
 	} else {
 		e->refcnt--;
 		md_wr(p, e, CXL_LINE);
@@ -401,7 +414,8 @@ CXL_EXPORT int cxl_obj_destroy(cxl_pool *p, const char *name)
 	idx = lookup(p, name, p->job_id, &slot, &err);
 	if (idx < 0) {
 		rc = err ? err
-			 : cxl_seterr(CXL_ENOENT, "cannot destroy '%s': no such "
+			 : cxl_seterr(CXL_ENOENT,
+				      "cannot destroy '%s': no such "
 				      "object in job '%s'",
 				      name, job_name(p));
 	} else {

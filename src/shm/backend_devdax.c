@@ -44,13 +44,15 @@ int cxl_backend_devdax_open(struct cxl_pool *p)
 		int e = errno;
 
 		if (e == ENOENT)
-			return cxl_seterr(CXL_ENODEV, "DAX device %s does not "
+			return cxl_seterr(CXL_ENODEV,
+					  "DAX device %s does not "
 					  "exist: list devices with 'daxctl "
 					  "list' and set CXL_POOL to one of "
 					  "them",
 					  path);
 		if (e == EACCES || e == EPERM)
-			return cxl_seterr(CXL_EACCES, "permission denied "
+			return cxl_seterr(CXL_EACCES,
+					  "permission denied "
 					  "opening %s: add this user to the "
 					  "device's group or run 'chmod g+rw "
 					  "%s'",
@@ -60,13 +62,15 @@ int cxl_backend_devdax_open(struct cxl_pool *p)
 	}
 	if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
 		close(fd);
-		return cxl_seterr(CXL_ENODEV, "%s is not a character device; "
+		return cxl_seterr(CXL_ENODEV,
+				  "%s is not a character device; "
 				  "a file pool must not live under /dev/dax",
 				  path);
 	}
 	if (sysfs_u64(major(st.st_rdev), minor(st.st_rdev), "size", &size)) {
 		close(fd);
-		return cxl_seterr(CXL_ENODEV, "cannot read the size of %s from "
+		return cxl_seterr(CXL_ENODEV,
+				  "cannot read the size of %s from "
 				  "/sys/dev/char/%u:%u/size: is it a devdax "
 				  "device (daxctl reconfigure-device "
 				  "--mode=devdax)?",
@@ -75,20 +79,21 @@ int cxl_backend_devdax_open(struct cxl_pool *p)
 	sysfs_u64(major(st.st_rdev), minor(st.st_rdev), "align", &align);
 	if (align > (2u << 20)) {
 		close(fd);
-		return cxl_seterr(CXL_ENOTSUP, "%s has alignment %" PRIu64
+		return cxl_seterr(CXL_ENOTSUP,
+				  "%s has alignment %" PRIu64
 				  "; libcxlshm maps at 2 MiB: reconfigure it "
 				  "with 'daxctl reconfigure-device --align=2M'",
 				  path, align);
 	}
 	if (size < POOL_MIN_SIZE) {
 		close(fd);
-		return cxl_seterr(CXL_ETOOSMALL, "%s is %" PRIu64 " bytes; a "
+		return cxl_seterr(CXL_ETOOSMALL,
+				  "%s is %" PRIu64 " bytes; a "
 				  "pool needs at least %u MiB",
 				  path, size, POOL_MIN_SIZE >> 20);
 	}
 	p->fd = fd;
 	p->size = ALIGN_DOWN(size, 2u << 20);
-	return cxl_map_aligned(fd, p->size, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, "DAX device", &p->resv,
-			       &p->resv_len, &p->base);
+	return cxl_map_aligned(fd, p->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       "DAX device", &p->resv, &p->resv_len, &p->base);
 }

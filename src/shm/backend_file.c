@@ -17,18 +17,21 @@
 static int open_err(const char *path, int e, bool creating)
 {
 	if (e == EACCES || e == EPERM || e == EROFS)
-		return cxl_seterr(CXL_EACCES, "permission denied %s pool file "
+		return cxl_seterr(CXL_EACCES,
+				  "permission denied %s pool file "
 				  "%s: give this user read/write access to it "
 				  "(and its directory), or point CXL_POOL "
 				  "elsewhere",
 				  creating ? "creating" : "opening", path);
 	if ((e == ENOENT || e == ENOTDIR) && creating)
-		return cxl_seterr(CXL_ENODEV, "cannot create pool file %s: its "
+		return cxl_seterr(CXL_ENODEV,
+				  "cannot create pool file %s: its "
 				  "directory does not exist; create the "
 				  "directory or point CXL_POOL elsewhere",
 				  path);
 	if (e == ENOENT || e == ENOTDIR)
-		return cxl_seterr(CXL_ENODEV, "pool file %s does not exist: "
+		return cxl_seterr(CXL_ENODEV,
+				  "pool file %s does not exist: "
 				  "create it with 'cxlpool format %s --size "
 				  "1G', or set CXL_POOL_CREATE=1 to create it "
 				  "on first use",
@@ -46,9 +49,9 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 	*created = false;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && p->opts.create) {
-		if (p->opts.size < POOL_MIN_SIZE ||
-		    p->opts.size % (2u << 20))
-			return cxl_seterr(CXL_ETOOSMALL, "CXL_POOL_SIZE=%llu: a "
+		if (p->opts.size < POOL_MIN_SIZE || p->opts.size % (2u << 20))
+			return cxl_seterr(CXL_ETOOSMALL,
+					  "CXL_POOL_SIZE=%llu: a "
 					  "pool must be a multiple of 2 MiB "
 					  "and at least %u MiB",
 					  (unsigned long long)p->opts.size,
@@ -63,16 +66,14 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 
 				close(fd);
 				unlink(path);
-				return cxl_seterr(e == ENOSPC ? CXL_ENOSPC
-							      : CXL_ESYS,
-						  "cannot size new pool file "
-						  "%s to %llu bytes: %s; free "
-						  "space or lower "
-						  "CXL_POOL_SIZE",
-						  path,
-						  (unsigned long long)
-							  p->opts.size,
-						  strerror(e));
+				return cxl_seterr(
+					e == ENOSPC ? CXL_ENOSPC : CXL_ESYS,
+					"cannot size new pool file "
+					"%s to %llu bytes: %s; free "
+					"space or lower "
+					"CXL_POOL_SIZE",
+					path, (unsigned long long)p->opts.size,
+					strerror(e));
 			}
 			*created = true;
 		} else if (errno == EEXIST) {
@@ -81,11 +82,12 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 	}
 	if (fd < 0)
 		return open_err(path, errno,
-				p->opts.create && (errno == ENOENT ||
-						   errno == ENOTDIR));
+				p->opts.create &&
+					(errno == ENOENT || errno == ENOTDIR));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return cxl_seterr(CXL_ENODEV, "%s is not a regular file: a "
+		return cxl_seterr(CXL_ENODEV,
+				  "%s is not a regular file: a "
 				  "file pool must be a file on tmpfs or "
 				  "hugetlbfs; for a DAX device use /dev/daxX.Y",
 				  path);
@@ -104,7 +106,8 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 	if (p->size < POOL_MIN_SIZE) {
 		close(fd);
 		p->fd = -1;
-		return cxl_seterr(CXL_ETOOSMALL, "pool file %s is %llu bytes; a "
+		return cxl_seterr(CXL_ETOOSMALL,
+				  "pool file %s is %llu bytes; a "
 				  "pool needs at least %u MiB: reformat it "
 				  "with 'cxlpool format %s --size 64M' or "
 				  "larger",
@@ -112,7 +115,6 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 				  POOL_MIN_SIZE >> 20, path);
 	}
 	p->size = ALIGN_DOWN(p->size, CXL_LINE);
-	return cxl_map_aligned(fd, p->size, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, "pool file", &p->resv, &p->resv_len,
-			       &p->base);
+	return cxl_map_aligned(fd, p->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       "pool file", &p->resv, &p->resv_len, &p->base);
 }

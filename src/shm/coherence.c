@@ -28,8 +28,8 @@ static struct {
 	_Atomic uint64_t nt_lines;
 } ctr;
 
-#define COUNT(field, n) atomic_fetch_add_explicit(&ctr.field, (n), \
-						  memory_order_relaxed)
+#define COUNT(field, n) \
+	atomic_fetch_add_explicit(&ctr.field, (n), memory_order_relaxed)
 
 static struct cxl_cpu_features cpu;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
@@ -69,9 +69,11 @@ int cxl_coh_select(struct cxl_pool *p)
 		return CXL_OK;
 	}
 #if !defined(__x86_64__)
-	return cxl_seterr(CXL_ENOTSUP, "CXL_COHERENCE=%s needs x86-64 cache "
+	return cxl_seterr(CXL_ENOTSUP,
+			  "CXL_COHERENCE=%s needs x86-64 cache "
 			  "flush instructions; use CXL_COHERENCE=coherent or "
-			  "emulated on this CPU", cxl_coh_mode_name(p->mode));
+			  "emulated on this CPU",
+			  cxl_coh_mode_name(p->mode));
 #else
 	switch (p->opts.insn) {
 	case CXL_FLUSH_AUTO:
@@ -87,7 +89,8 @@ int cxl_coh_select(struct cxl_pool *p)
 	if ((p->insn == CXL_FLUSH_CLFLUSHOPT && !cpu.clflushopt) ||
 	    (p->insn == CXL_FLUSH_CLWB && !cpu.clwb) || !cpu.clflush ||
 	    !cpu.movnti)
-		return cxl_seterr(CXL_ENOTSUP, "CXL_FLUSH_INSN=%s: this CPU "
+		return cxl_seterr(CXL_ENOTSUP,
+				  "CXL_FLUSH_INSN=%s: this CPU "
 				  "lacks the instruction; use "
 				  "CXL_FLUSH_INSN=auto",
 				  cxl_flush_insn_name(p->insn));
@@ -115,8 +118,7 @@ static inline bool line_range(const struct cxl_pool *p, const void *ptr,
 }
 
 #if defined(__x86_64__)
-static inline void hw_flush(enum cxl_flush_insn insn, uintptr_t a,
-			    uintptr_t e)
+static inline void hw_flush(enum cxl_flush_insn insn, uintptr_t a, uintptr_t e)
 {
 	switch (insn) {
 	case CXL_FLUSH_CLWB:
@@ -138,11 +140,11 @@ static inline void hw_flush(enum cxl_flush_insn insn, uintptr_t a,
 
 /* Invalidation must evict: clwb may keep the line, so clwb mode evicts
  * with clflushopt (or clflush on a CPU without it). */
-static inline void hw_evict(enum cxl_flush_insn insn, uintptr_t a,
-			    uintptr_t e)
+static inline void hw_evict(enum cxl_flush_insn insn, uintptr_t a, uintptr_t e)
 {
 	if (insn == CXL_FLUSH_CLWB)
-		insn = cpu.clflushopt ? CXL_FLUSH_CLFLUSHOPT : CXL_FLUSH_CLFLUSH;
+		insn = cpu.clflushopt ? CXL_FLUSH_CLFLUSHOPT
+				      : CXL_FLUSH_CLFLUSH;
 	hw_flush(insn, a, e);
 }
 #endif
@@ -320,17 +322,15 @@ CXL_EXPORT void cxl_copy_from_pool(cxl_pool *p, void *dst, const void *src,
 
 CXL_EXPORT void cxl_coh_counters_get(struct cxl_coh_counters *o)
 {
-	o->flush_lines = atomic_load_explicit(&ctr.flush_lines,
-					      memory_order_relaxed);
-	o->inval_lines = atomic_load_explicit(&ctr.inval_lines,
-					      memory_order_relaxed);
+	o->flush_lines =
+		atomic_load_explicit(&ctr.flush_lines, memory_order_relaxed);
+	o->inval_lines =
+		atomic_load_explicit(&ctr.inval_lines, memory_order_relaxed);
 	o->fences = atomic_load_explicit(&ctr.fences, memory_order_relaxed);
-	o->nt_stores = atomic_load_explicit(&ctr.nt_stores,
-					    memory_order_relaxed);
-	o->nt_loads = atomic_load_explicit(&ctr.nt_loads,
-					   memory_order_relaxed);
-	o->nt_lines = atomic_load_explicit(&ctr.nt_lines,
-					   memory_order_relaxed);
+	o->nt_stores =
+		atomic_load_explicit(&ctr.nt_stores, memory_order_relaxed);
+	o->nt_loads = atomic_load_explicit(&ctr.nt_loads, memory_order_relaxed);
+	o->nt_lines = atomic_load_explicit(&ctr.nt_lines, memory_order_relaxed);
 }
 
 CXL_EXPORT void cxl_coh_counters_reset(void)

@@ -48,10 +48,9 @@ static void wr_lock(_Atomic uint64_t *l)
 
 	for (;;) {
 		s = atomic_load_explicit(l, memory_order_relaxed);
-		if (!(s & 1) &&
-		    atomic_compare_exchange_weak_explicit(
-			    l, &s, s + 1, memory_order_acquire,
-			    memory_order_relaxed))
+		if (!(s & 1) && atomic_compare_exchange_weak_explicit(
+					l, &s, s + 1, memory_order_acquire,
+					memory_order_relaxed))
 			return;
 		cpu_relax();
 	}
@@ -81,7 +80,8 @@ void cxl_emu_inval(struct cxl_pool *p, uint64_t off, uint64_t nlines)
 
 		do {
 			while ((s1 = atomic_load_explicit(
-					l, memory_order_acquire)) & 1)
+					l, memory_order_acquire)) &
+			       1)
 				cpu_relax();
 			memcpy(p->base + off, p->emu.shared + off, CXL_LINE);
 			atomic_thread_fence(memory_order_acquire);
@@ -134,7 +134,8 @@ static void load_cache(struct cxl_pool *p)
 		if ((uint64_t)h > p->size)
 			h = (off_t)p->size;
 		if (h > d)
-			cxl_emu_inval(p, (uint64_t)d, (uint64_t)(h - d) / CXL_LINE);
+			cxl_emu_inval(p, (uint64_t)d,
+				      (uint64_t)(h - d) / CXL_LINE);
 		off = (uint64_t)h > off ? (uint64_t)h : off + CXL_LINE;
 	}
 }
@@ -157,15 +158,16 @@ int cxl_emu_attach(struct cxl_pool *p)
 				  "%s: %s; set CXL_RUNDIR to a writable "
 				  "directory shared by all emulated hosts",
 				  path, strerror(errno));
-	/* Every attacher sizes it the same; a new file is all zero (unlocked). */
+	/* Every attacher sizes it the same; a new file is all zero (unlocked).
+	 */
 	if (fstat(fd, &st) == 0 && (size_t)st.st_size < len &&
 	    ftruncate(fd, (off_t)len) != 0) {
 		close(fd);
 		return cxl_seterr(CXL_ESYS, "cannot size %s: %s", path,
 				  strerror(errno));
 	}
-	p->emu.lock_map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       fd, 0);
+	p->emu.lock_map =
+		mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (p->emu.lock_map == MAP_FAILED) {
 		p->emu.lock_map = NULL;

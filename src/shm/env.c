@@ -47,12 +47,26 @@ CXL_EXPORT int cxl_parse_size(const char *s, uint64_t *out)
 	if (errno)
 		return CXL_EINVAL;
 	switch (toupper((unsigned char)*end)) {
-	case '\0': break;
-	case 'K': shift = 10; end++; break;
-	case 'M': shift = 20; end++; break;
-	case 'G': shift = 30; end++; break;
-	case 'T': shift = 40; end++; break;
-	default: return CXL_EINVAL;
+	case '\0':
+		break;
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	case 'T':
+		shift = 40;
+		end++;
+		break;
+	default:
+		return CXL_EINVAL;
 	}
 	if (*end == 'i' || *end == 'I')
 		end++;
@@ -108,11 +122,15 @@ static int env_str(const char *var, char *dst, size_t cap)
 	if (!s)
 		return CXL_OK;
 	if (!*s)
-		return cxl_seterr(CXL_EENV, "%s is set but empty: unset it or "
-				  "give a value", var);
+		return cxl_seterr(CXL_EENV,
+				  "%s is set but empty: unset it or "
+				  "give a value",
+				  var);
 	if (strlen(s) >= cap)
-		return cxl_seterr(CXL_EENV, "%s is %zu bytes long; the limit is "
-				  "%zu", var, strlen(s), cap - 1);
+		return cxl_seterr(CXL_EENV,
+				  "%s is %zu bytes long; the limit is "
+				  "%zu",
+				  var, strlen(s), cap - 1);
 	strcpy(dst, s);
 	return CXL_OK;
 }
@@ -139,10 +157,10 @@ static int env_choice(const char *var, const char *const *names, int n,
 
 CXL_EXPORT int cxl_opts_from_env(struct cxl_pool_opts *o)
 {
-	static const char *const modes[] = {"coherent", "flush", "uncached",
-					    "emulated"};
-	static const char *const insns[] = {"auto", "clflushopt", "clwb",
-					    "clflush"};
+	static const char *const modes[] = { "coherent", "flush", "uncached",
+					     "emulated" };
+	static const char *const insns[] = { "auto", "clflushopt", "clwb",
+					     "clflush" };
 	uint64_t v;
 	int c, rc;
 
@@ -201,10 +219,14 @@ CXL_EXPORT int cxl_opts_from_env(struct cxl_pool_opts *o)
 CXL_EXPORT const char *cxl_coh_mode_name(enum cxl_coh_mode m)
 {
 	switch (m) {
-	case CXL_COH_COHERENT: return "coherent";
-	case CXL_COH_FLUSH: return "flush";
-	case CXL_COH_UNCACHED: return "uncached";
-	case CXL_COH_EMULATED: return "emulated";
+	case CXL_COH_COHERENT:
+		return "coherent";
+	case CXL_COH_FLUSH:
+		return "flush";
+	case CXL_COH_UNCACHED:
+		return "uncached";
+	case CXL_COH_EMULATED:
+		return "emulated";
 	}
 	return "?";
 }
@@ -212,10 +234,14 @@ CXL_EXPORT const char *cxl_coh_mode_name(enum cxl_coh_mode m)
 CXL_EXPORT const char *cxl_flush_insn_name(enum cxl_flush_insn i)
 {
 	switch (i) {
-	case CXL_FLUSH_AUTO: return "auto";
-	case CXL_FLUSH_CLFLUSHOPT: return "clflushopt";
-	case CXL_FLUSH_CLWB: return "clwb";
-	case CXL_FLUSH_CLFLUSH: return "clflush";
+	case CXL_FLUSH_AUTO:
+		return "auto";
+	case CXL_FLUSH_CLFLUSHOPT:
+		return "clflushopt";
+	case CXL_FLUSH_CLWB:
+		return "clwb";
+	case CXL_FLUSH_CLFLUSH:
+		return "clflush";
 	}
 	return "?";
 }

@@ -150,10 +150,13 @@ int cxl_format_mapped(struct cxl_pool *p, const struct cxl_pool_opts *o)
 	if ((rc = geometry(&h, o, p->size)))
 		return rc;
 	if (getrandom(h.uuid, sizeof(h.uuid), 0) != sizeof(h.uuid))
-		return cxl_seterr(CXL_ESYS, "getrandom failed while formatting "
-				  "%s", o->path);
+		return cxl_seterr(CXL_ESYS,
+				  "getrandom failed while formatting "
+				  "%s",
+				  o->path);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	h.format_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	h.format_ns =
+		(uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	h.csum = hdr_csum(&h);
 
 	/* Retire the old identity first so no attacher trusts a pool that is
@@ -162,8 +165,9 @@ int cxl_format_mapped(struct cxl_pool *p, const struct cxl_pool_opts *o)
 	cxl_wfence(p);
 
 	p->hdr = h;
-	zero_region(p, h.ctl_off, h.hash_off - h.ctl_off +
-			   hash_slots(&h) * sizeof(struct hash_slot));
+	zero_region(p, h.ctl_off,
+		    h.hash_off - h.ctl_off +
+			    hash_slots(&h) * sizeof(struct hash_slot));
 	if ((rc = cxl_heap_init(p)))
 		return rc;
 
@@ -184,18 +188,22 @@ int cxl_hdr_validate(const struct pool_hdr *h, uint64_t mapped,
 	uint64_t slots = 0, end;
 
 	if (h->magic != POOL_MAGIC)
-		return cxl_seterr(CXL_EFOREIGN, "%s is not a cxlshm pool (no "
-				  "pool header): format it with 'cxlpool "
-				  "format %s' (this erases it), or fix CXL_POOL",
-				  path, path);
+		return cxl_seterr(
+			CXL_EFOREIGN,
+			"%s is not a cxlshm pool (no "
+			"pool header): format it with 'cxlpool "
+			"format %s' (this erases it), or fix CXL_POOL",
+			path, path);
 	if (h->version != POOL_LAYOUT_VERSION)
-		return cxl_seterr(CXL_EVERSION, "%s has pool layout version %u; "
+		return cxl_seterr(CXL_EVERSION,
+				  "%s has pool layout version %u; "
 				  "this libcxlshm reads version %u: use a "
 				  "matching libcxlshm, or reformat the pool "
 				  "with 'cxlpool format %s' (erases it)",
 				  path, h->version, POOL_LAYOUT_VERSION, path);
 	if (h->csum != hdr_csum(h))
-		return cxl_seterr(CXL_ECORRUPT, "pool header of %s fails its "
+		return cxl_seterr(CXL_ECORRUPT,
+				  "pool header of %s fails its "
 				  "checksum: the pool is damaged; reformat "
 				  "with 'cxlpool format %s'",
 				  path, path);
@@ -229,11 +237,13 @@ int cxl_hdr_validate(const struct pool_hdr *h, uint64_t mapped,
 	if (end < h->heap_off || end > h->pool_size)
 		goto bad;
 	if ((h->ctl_off | h->host_off | h->proc_off | h->hash_off |
-	     h->obj_off) % CXL_LINE)
+	     h->obj_off) %
+	    CXL_LINE)
 		goto bad;
 	return CXL_OK;
 bad:
-	return cxl_seterr(CXL_ECORRUPT, "pool header of %s describes an "
+	return cxl_seterr(CXL_ECORRUPT,
+			  "pool header of %s describes an "
 			  "impossible geometry: the pool is damaged; "
 			  "reformat with 'cxlpool format %s'",
 			  path, path);

@@ -16,14 +16,17 @@
 #define CXL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define CXL_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-#define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~((uint64_t)(a)-1))
-#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a)-1))
+#define ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
 
-enum cxl_backend { BACKEND_FILE = 1, BACKEND_DEVDAX = 2 };
+enum cxl_backend {
+	BACKEND_FILE = 1,
+	BACKEND_DEVDAX = 2
+};
 
 /* Non-coherent emulation state (emu.c). */
 struct emu_state {
-	uint8_t *shared;   /* the pool as all hosts see it ("memory") */
+	uint8_t *shared; /* the pool as all hosts see it ("memory") */
 	_Atomic uint64_t *linelock; /* per-line-stripe seqlocks, host-local */
 	size_t nlocks;
 	void *lock_map;
@@ -34,9 +37,10 @@ struct cxl_pool {
 	struct cxl_pool_opts opts;
 	enum cxl_backend backend;
 	int fd;
-	uint8_t *base; /* this process's view: the private "cache" in emulation */
+	uint8_t *base; /* this process's view: the private "cache" in emulation
+			*/
 	uint64_t size;
-	void *resv;    /* reservation including guard pages */
+	void *resv; /* reservation including guard pages */
 	size_t resv_len;
 	enum cxl_coh_mode mode;
 	enum cxl_flush_insn insn;
@@ -44,7 +48,8 @@ struct cxl_pool {
 	void *emu_resv; /* reservation of the shared view in emulation */
 	size_t emu_resv_len;
 
-	struct pool_hdr hdr; /* validated private copy; immutable after format */
+	struct pool_hdr
+		hdr; /* validated private copy; immutable after format */
 
 	/* arena state of this attachment */
 	pthread_mutex_t mtx; /* serialises this process's threads */
@@ -160,9 +165,9 @@ void cxl_arena_detach_proc(struct cxl_pool *p);
 int cxl_arena_reclaim_jobs(struct cxl_pool *p, uint64_t *objs);
 int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems);
 void cxl_obj_release_locked(struct cxl_pool *p, uint64_t idx);
-int cxl_hash_remove_locked(struct cxl_pool *p, uint64_t idx,
-			   const char *name, uint64_t job_id);
-int cxl_hash_insert_locked(struct cxl_pool *p, uint64_t idx,
-			   const char *name, uint64_t job_id);
+int cxl_hash_remove_locked(struct cxl_pool *p, uint64_t idx, const char *name,
+			   uint64_t job_id);
+int cxl_hash_insert_locked(struct cxl_pool *p, uint64_t idx, const char *name,
+			   uint64_t job_id);
 
 #endif

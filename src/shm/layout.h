@@ -59,9 +59,9 @@ struct pool_hdr {
 
 /* Arena control block: only the arena lock holder writes it. */
 struct arena_ctl {
-	uint64_t obj_free;   /* first free object entry + 1; 0 = none */
-	uint64_t obj_hwm;    /* entries >= hwm were never used (implicitly free) */
-	uint64_t live;       /* objects in state LIVE */
+	uint64_t obj_free; /* first free object entry + 1; 0 = none */
+	uint64_t obj_hwm; /* entries >= hwm were never used (implicitly free) */
+	uint64_t live;	  /* objects in state LIVE */
 	uint64_t unlinked;   /* objects in state UNLINKED */
 	uint64_t heap_free;  /* bytes on the free lists */
 	uint64_t lock_gen;   /* critical sections entered (diagnostics) */
@@ -84,7 +84,11 @@ struct host_ent {
 	uint64_t seen_ns;
 	uint64_t pad1[16];
 };
-enum { HOST_UNUSED = 0, HOST_ACTIVE = 1, HOST_DEAD = 2 };
+enum {
+	HOST_UNUSED = 0,
+	HOST_ACTIVE = 1,
+	HOST_DEAD = 2
+};
 
 /* Process table entry, 128 B, written under the arena lock. */
 struct proc_ent {
@@ -98,7 +102,10 @@ struct proc_ent {
 	uint64_t reserved[3];
 	char job[64];
 };
-enum { PROC_FREE = 0, PROC_LIVE = 1 };
+enum {
+	PROC_FREE = 0,
+	PROC_LIVE = 1
+};
 
 /* Object table entry, 128 B. Line 0 is the commit line. */
 struct obj_ent {
@@ -106,8 +113,8 @@ struct obj_ent {
 	uint32_t flags;
 	uint32_t refcnt;
 	uint32_t gen;
-	uint64_t off;   /* heap-relative */
-	uint64_t size;  /* requested */
+	uint64_t off;	/* heap-relative */
+	uint64_t size;	/* requested */
 	uint64_t asize; /* allocated, multiple of 64 */
 	uint64_t job_id;
 	uint64_t next_free; /* free-list link: index + 1 */
@@ -116,7 +123,11 @@ struct obj_ent {
 	/* line 1 */
 	char name[64];
 };
-enum { OBJ_FREE = 0, OBJ_LIVE = 1, OBJ_UNLINKED = 2 };
+enum {
+	OBJ_FREE = 0,
+	OBJ_LIVE = 1,
+	OBJ_UNLINKED = 2
+};
 
 /* Hash slot: object index + 1 (0 = empty) and 32 bits of the key hash. */
 struct hash_slot {

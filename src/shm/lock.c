@@ -37,8 +37,8 @@ int cxl_hostlock_open(struct cxl_pool *p)
 
 	for (int i = 0; i < 16; i++)
 		snprintf(hex + 2 * i, 3, "%02x", p->hdr.uuid[i]);
-	snprintf(path, sizeof(path), "%s/cxlshm-%s-host%u.lock",
-		 p->opts.rundir, hex, p->host_id);
+	snprintf(path, sizeof(path), "%s/cxlshm-%s-host%u.lock", p->opts.rundir,
+		 hex, p->host_id);
 	p->hostlock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (p->hostlock_fd < 0)
 		return cxl_seterr(errno == EACCES ? CXL_EACCES : CXL_ESYS,
@@ -63,10 +63,13 @@ static int host_flock(struct cxl_pool *p)
 	cxl_backoff_init(&b, p->opts.lock_timeout_ms);
 	while (flock(p->hostlock_fd, LOCK_EX | LOCK_NB) != 0) {
 		if (errno != EWOULDBLOCK && errno != EINTR)
-			return cxl_seterr(CXL_ESYS, "flock on the host lock "
-					  "failed: %s", strerror(errno));
+			return cxl_seterr(CXL_ESYS,
+					  "flock on the host lock "
+					  "failed: %s",
+					  strerror(errno));
 		if (cxl_backoff_wait(&b))
-			return cxl_seterr(CXL_ETIMEDOUT, "arena lock: another "
+			return cxl_seterr(CXL_ETIMEDOUT,
+					  "arena lock: another "
 					  "process of host %u held the host "
 					  "lock for more than %u ms "
 					  "(CXL_LOCK_TIMEOUT_MS); is it stuck?",
@@ -83,7 +86,8 @@ static int bakery_timeout(struct cxl_pool *p, uint32_t j)
 	cxl_inval(p, h->nodename, sizeof(h->nodename));
 	memcpy(name, h->nodename, 48);
 	name[48] = '\0';
-	return cxl_seterr(CXL_ETIMEDOUT, "arena lock: host %u ('%s') has "
+	return cxl_seterr(CXL_ETIMEDOUT,
+			  "arena lock: host %u ('%s') has "
 			  "held or requested the lock for more than %u ms "
 			  "(CXL_LOCK_TIMEOUT_MS). If that host crashed, run "
 			  "'cxlpool gc --dead-host %u' on a live host",
@@ -154,7 +158,8 @@ timeout:
 	}
 	cxl_nt_store64(p, &mine->number, 0);
 	cxl_wfence(p);
-	return cxl_seterr(CXL_ETIMEDOUT, "arena lock not acquired within %u "
+	return cxl_seterr(CXL_ETIMEDOUT,
+			  "arena lock not acquired within %u "
 			  "ms (CXL_LOCK_TIMEOUT_MS)",
 			  p->opts.lock_timeout_ms);
 }
@@ -174,7 +179,8 @@ int cxl_arena_lock(struct cxl_pool *p)
 	if (p->took_over) {
 		uint64_t problems;
 
-		fprintf(stderr, "cxlshm: %s: a process of host %u died holding "
+		fprintf(stderr,
+			"cxlshm: %s: a process of host %u died holding "
 			"the arena lock; rebuilding the arena index\n",
 			p->opts.path, p->host_id);
 		if ((rc = cxl_arena_repair_locked(p, &problems))) {

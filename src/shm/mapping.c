@@ -25,7 +25,8 @@ int cxl_map_aligned(int fd, uint64_t size, int prot, int flags,
 	r = mmap(NULL, len, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED)
-		return cxl_seterr(CXL_ENOMEM, "cannot reserve %llu bytes of "
+		return cxl_seterr(CXL_ENOMEM,
+				  "cannot reserve %llu bytes of "
 				  "address space for the %s: %s",
 				  (unsigned long long)len, what,
 				  strerror(errno));

@@ -54,12 +54,15 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 
 	*out = NULL;
 	if (!o || !o->path[0])
-		return cxl_seterr(CXL_EENV, "no pool configured: set CXL_POOL "
-				  "to a DAX device (/dev/daxX.Y) or a pool file "
-				  "(e.g. /dev/shm/cxlpool)");
+		return cxl_seterr(
+			CXL_EENV,
+			"no pool configured: set CXL_POOL "
+			"to a DAX device (/dev/daxX.Y) or a pool file "
+			"(e.g. /dev/shm/cxlpool)");
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		return cxl_seterr(CXL_ENOMEM, "out of memory for a pool handle");
+		return cxl_seterr(CXL_ENOMEM,
+				  "out of memory for a pool handle");
 	p->opts = *o;
 	p->fd = -1;
 	p->hostlock_fd = -1;
@@ -67,9 +70,10 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 	p->backend = is_devdax_path(o->path) ? BACKEND_DEVDAX : BACKEND_FILE;
 	/* Real CXL memory defaults to flush; a file on one machine is
 	 * coherent unless the emulation or another mode is asked for. */
-	p->mode = o->mode_set ? o->mode
-			      : (p->backend == BACKEND_DEVDAX ? CXL_COH_FLUSH
-							      : CXL_COH_COHERENT);
+	p->mode = o->mode_set
+			  ? o->mode
+			  : (p->backend == BACKEND_DEVDAX ? CXL_COH_FLUSH
+							  : CXL_COH_COHERENT);
 	if ((rc = cxl_coh_select(p)))
 		goto fail;
 	if ((rc = map_backend(p, &created)))
@@ -111,7 +115,8 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 		goto fail;
 	p->size = p->hdr.pool_size;
 	if (o->host_id >= p->hdr.max_hosts) {
-		rc = cxl_seterr(CXL_EENV, "CXL_HOST_ID=%u, but pool %s was "
+		rc = cxl_seterr(CXL_EENV,
+				"CXL_HOST_ID=%u, but pool %s was "
 				"formatted for %u hosts (ids 0..%u): use a "
 				"smaller id or reformat with a larger "
 				"CXL_MAX_HOSTS",
@@ -132,8 +137,7 @@ fail:
 	return rc;
 }
 
-CXL_EXPORT int cxl_pool_attach(const struct cxl_pool_opts *o,
-			       cxl_pool **out)
+CXL_EXPORT int cxl_pool_attach(const struct cxl_pool_opts *o, cxl_pool **out)
 {
 	struct cxl_pool *p;
 	int rc;
@@ -202,7 +206,8 @@ CXL_EXPORT int cxl_pool_format(const struct cxl_pool_opts *o, int force)
 	if (p->hdr.magic == POOL_MAGIC) /* we just created and formatted it */
 		goto out;
 	if (p->backend == BACKEND_FILE && flock(p->fd, LOCK_EX | LOCK_NB)) {
-		rc = cxl_seterr(CXL_EBUSY, "pool file %s is being created or "
+		rc = cxl_seterr(CXL_EBUSY,
+				"pool file %s is being created or "
 				"formatted by another process; try again",
 				o->path);
 		goto out;
@@ -213,7 +218,8 @@ CXL_EXPORT int cxl_pool_format(const struct cxl_pool_opts *o, int force)
 		int live = count_live_procs(p);
 
 		if (live) {
-			rc = cxl_seterr(CXL_EBUSY, "pool %s has %d attached "
+			rc = cxl_seterr(CXL_EBUSY,
+					"pool %s has %d attached "
 					"process(es); formatting would destroy "
 					"their objects: stop them (or run "
 					"'cxlpool gc'), or pass --force",
@@ -261,9 +267,11 @@ CXL_EXPORT int cxl_pool_remove(const struct cxl_pool_opts *o, int force)
 		live = count_live_procs(p);
 	}
 	if (live && !force) {
-		rc = cxl_seterr(CXL_EBUSY, "pool %s has %d attached process(es): "
+		rc = cxl_seterr(CXL_EBUSY,
+				"pool %s has %d attached process(es): "
 				"stop them (or run 'cxlpool gc'), or pass "
-				"--force", o->path, live);
+				"--force",
+				o->path, live);
 		goto out;
 	}
 	if (valid)

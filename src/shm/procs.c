@@ -99,8 +99,7 @@ static int reclaim(struct cxl_pool *p, uint64_t only_job, uint64_t *objs)
 			continue;
 		if (e->job_id == global || (only_job && e->job_id != only_job))
 			continue;
-		if (bsearch(&e->job_id, live, nlive, sizeof(uint64_t),
-			    cmp_u64))
+		if (bsearch(&e->job_id, live, nlive, sizeof(uint64_t), cmp_u64))
 			continue;
 		md_rd(p, e->name, sizeof(e->name));
 		if (e->state == OBJ_LIVE &&
@@ -135,15 +134,16 @@ int cxl_arena_attach_proc(struct cxl_pool *p)
 	    strncmp(h->nodename, node, sizeof(h->nodename))) {
 		for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
 			e = proc_read(p, i);
-			others += e->state == PROC_LIVE &&
-				  e->host == p->host_id;
+			others +=
+				e->state == PROC_LIVE && e->host == p->host_id;
 		}
 		if (others) {
 			char other[49];
 
 			memcpy(other, h->nodename, 48);
 			other[48] = '\0';
-			return cxl_seterr(CXL_EHOSTID, "CXL_HOST_ID=%u is in use "
+			return cxl_seterr(CXL_EHOSTID,
+					  "CXL_HOST_ID=%u is in use "
 					  "by host '%s' (%u processes) in pool "
 					  "%s: give every host its own "
 					  "CXL_HOST_ID; if '%s' is gone, run "
@@ -162,7 +162,8 @@ int cxl_arena_attach_proc(struct cxl_pool *p)
 		}
 	}
 	if (free_slot == UINT32_MAX)
-		return cxl_seterr(CXL_ENOPROC, "process table of %s is full "
+		return cxl_seterr(CXL_ENOPROC,
+				  "process table of %s is full "
 				  "(%u slots): run 'cxlpool gc', or reformat "
 				  "with a larger CXL_MAX_PROCS",
 				  p->opts.path, p->hdr.max_procs);
@@ -247,9 +248,10 @@ CXL_EXPORT int cxl_proc_list(cxl_pool *p, cxl_proc_visit_fn fn, void *arg)
 		snprintf(v[n].nodename, sizeof(v[n].nodename), "%.47s",
 			 h->nodename);
 		v[n].attach_ns = e->attach_ns;
-		v[n].alive = e->host != p->host_id
-				     ? -1
-				     : cxl_proc_alive((int)e->pid, e->starttime);
+		v[n].alive =
+			e->host != p->host_id
+				? -1
+				: cxl_proc_alive((int)e->pid, e->starttime);
 		n++;
 	}
 	cxl_arena_unlock(p);
@@ -272,13 +274,16 @@ CXL_EXPORT int cxl_arena_gc(cxl_pool *p, int dead_host,
 		struct host_ent *h;
 
 		if ((uint32_t)dead_host >= p->hdr.max_hosts)
-			return cxl_seterr(CXL_EINVAL, "--dead-host %d: the pool "
-					  "has hosts 0..%u", dead_host,
-					  p->hdr.max_hosts - 1);
+			return cxl_seterr(CXL_EINVAL,
+					  "--dead-host %d: the pool "
+					  "has hosts 0..%u",
+					  dead_host, p->hdr.max_hosts - 1);
 		if ((uint32_t)dead_host == p->host_id)
-			return cxl_seterr(CXL_EINVAL, "--dead-host %d is this "
+			return cxl_seterr(CXL_EINVAL,
+					  "--dead-host %d is this "
 					  "host (CXL_HOST_ID); run gc from "
-					  "another host id", dead_host);
+					  "another host id",
+					  dead_host);
 		/* Clear its bakery entry first: a dead host holding a ticket
 		 * would otherwise keep us out of the lock forever. This is the
 		 * one write to another host's bakery line, and only an

@@ -55,8 +55,10 @@ int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems)
 	}
 	ext = malloc(sizeof(*ext) * (hwm ? hwm : 1));
 	if (!ext)
-		return cxl_seterr(CXL_ENOMEM, "repair: out of memory for %llu "
-				  "extents", (unsigned long long)hwm);
+		return cxl_seterr(CXL_ENOMEM,
+				  "repair: out of memory for %llu "
+				  "extents",
+				  (unsigned long long)hwm);
 	for (uint64_t i = 0; i < hwm; i++) {
 		struct obj_ent *e = pool_obj(p, i);
 
@@ -68,12 +70,13 @@ int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems)
 			bad++;
 			continue;
 		}
-		ext[n++] = (struct heap_extent){e->off, e->asize, i};
+		ext[n++] = (struct heap_extent){ e->off, e->asize, i };
 	}
 	/* keep the first of any overlapping pair */
 	qsort(ext, n, sizeof(*ext), cmp_extent);
 	for (size_t i = 0; i < n; i++) {
-		if (kept && ext[i].off < ext[kept - 1].off + ext[kept - 1].asize) {
+		if (kept &&
+		    ext[i].off < ext[kept - 1].off + ext[kept - 1].asize) {
 			drop(p, ext[i].idx);
 			bad++;
 			continue;

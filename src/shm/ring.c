@@ -53,7 +53,7 @@ struct cxl_ring {
 	uint64_t *tail_line; /* line 1 */
 	uint64_t *head_line; /* line 2 */
 	enum cxl_ring_role role;
-	uint64_t seq;   /* next message to send / receive */
+	uint64_t seq;	/* next message to send / receive */
 	uint64_t other; /* producer: cached head; consumer: published head */
 	uint32_t cell_lines;
 	struct cxl_obj obj; /* when created/opened by name */
@@ -63,7 +63,7 @@ struct cxl_ring {
 static void attr_defaults(struct cxl_ring_attr *a,
 			  const struct cxl_ring_attr *in)
 {
-	*a = in ? *in : (struct cxl_ring_attr){0};
+	*a = in ? *in : (struct cxl_ring_attr){ 0 };
 	if (!a->cell_size)
 		a->cell_size = 256;
 	if (!a->ncells)
@@ -83,7 +83,8 @@ static int check_geom(const struct ring_geom *g, size_t len)
 	    g->ncells > RING_MAX_CELLS || g->poll_lines < 1 ||
 	    g->poll_lines > g->cell_size / CXL_LINE || g->head_batch < 1 ||
 	    g->head_batch > g->ncells)
-		return cxl_seterr(CXL_EINVAL, "ring geometry invalid: cell_size "
+		return cxl_seterr(CXL_EINVAL,
+				  "ring geometry invalid: cell_size "
 				  "%u (multiple of 64, 64..%u), ncells %u "
 				  "(2..%u), poll_lines %u, head_batch %u "
 				  "(1..ncells)",
@@ -91,7 +92,8 @@ static int check_geom(const struct ring_geom *g, size_t len)
 				  RING_MAX_CELLS, g->poll_lines, g->head_batch);
 	if ((uint64_t)g->cell_size * g->ncells + RING_HDR_LINES * CXL_LINE >
 	    len)
-		return cxl_seterr(CXL_ETOOSMALL, "ring needs %llu bytes but has "
+		return cxl_seterr(CXL_ETOOSMALL,
+				  "ring needs %llu bytes but has "
 				  "%zu",
 				  (unsigned long long)g->cell_size * g->ncells +
 					  RING_HDR_LINES * CXL_LINE,
@@ -123,10 +125,10 @@ static int ring_init(cxl_pool *p, void *mem, size_t len,
 
 	if (!p || !mem || ((uintptr_t)mem % CXL_LINE))
 		return cxl_seterr(CXL_EINVAL, "cxl_ring_init: memory must be "
-				  "64-byte aligned pool memory");
+					      "64-byte aligned pool memory");
 	attr_defaults(&a, attr);
-	ng = (struct ring_geom){0, ident, a.cell_size, a.ncells, a.poll_lines,
-				a.head_batch};
+	ng = (struct ring_geom){ 0,	   ident,	 a.cell_size,
+				 a.ncells, a.poll_lines, a.head_batch };
 	if ((rc = check_geom(&ng, len)))
 		return rc;
 	/* Retire any old ring here, clear every stamp, then publish. */
@@ -157,11 +159,12 @@ static int ring_attach(cxl_pool *p, void *mem, size_t len,
 	struct cxl_ring *r;
 	int rc;
 
-	if (!p || !mem || !out || (role != CXL_RING_PRODUCER &&
-				   role != CXL_RING_CONSUMER) ||
+	if (!p || !mem || !out ||
+	    (role != CXL_RING_PRODUCER && role != CXL_RING_CONSUMER) ||
 	    len < RING_HDR_LINES * CXL_LINE || (uintptr_t)mem % CXL_LINE ||
 	    !cxl_pool_ptr(p, cxl_pool_offset(p, mem), len))
-		return cxl_seterr(CXL_EINVAL, "cxl_ring_attach: need a role and "
+		return cxl_seterr(CXL_EINVAL,
+				  "cxl_ring_attach: need a role and "
 				  "64-byte aligned pool memory");
 	cxl_backoff_init(&b, timeout_ms);
 	for (;;) {
@@ -171,15 +174,14 @@ static int ring_attach(cxl_pool *p, void *mem, size_t len,
 				break;
 		}
 		if (!timeout_ms || cxl_backoff_wait(&b))
-			return cxl_seterr(timeout_ms ? CXL_ETIMEDOUT
-						     : CXL_EINVAL,
-					  "no initialised ring at pool offset "
-					  "%llu%s",
-					  (unsigned long long)cxl_pool_offset(
-						  p, mem),
-					  timeout_ms ? " (its creator did not "
-						       "finish in time)"
-						     : "");
+			return cxl_seterr(
+				timeout_ms ? CXL_ETIMEDOUT : CXL_EINVAL,
+				"no initialised ring at pool offset "
+				"%llu%s",
+				(unsigned long long)cxl_pool_offset(p, mem),
+				timeout_ms ? " (its creator did not "
+					     "finish in time)"
+					   : "");
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -187,7 +189,8 @@ static int ring_attach(cxl_pool *p, void *mem, size_t len,
 	r->g = *g; /* private copy: the pool's geometry is validated once */
 	if ((rc = check_geom(&r->g, len))) {
 		free(r);
-		return cxl_seterr(CXL_ECORRUPT, "ring at pool offset %llu has "
+		return cxl_seterr(CXL_ECORRUPT,
+				  "ring at pool offset %llu has "
 				  "a corrupt header: %s",
 				  (unsigned long long)cxl_pool_offset(p, mem),
 				  cxl_errmsg());
@@ -204,11 +207,12 @@ static int ring_attach(cxl_pool *p, void *mem, size_t len,
 		r->other = cxl_nt_load64(p, r->head_line);
 		if (r->other > r->seq || r->seq - r->other > r->g.ncells) {
 			free(r);
-			return cxl_seterr(CXL_ECORRUPT, "ring at pool offset "
-					  "%llu: head/tail indices are "
-					  "inconsistent",
-					  (unsigned long long)cxl_pool_offset(
-						  p, mem));
+			return cxl_seterr(
+				CXL_ECORRUPT,
+				"ring at pool offset "
+				"%llu: head/tail indices are "
+				"inconsistent",
+				(unsigned long long)cxl_pool_offset(p, mem));
 		}
 	} else {
 		r->seq = r->other = cxl_nt_load64(p, r->head_line);
@@ -324,7 +328,8 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 
 	if (CXL_UNLIKELY(r->role != CXL_RING_PRODUCER ||
 			 len > cxl_ring_max_msg(r)))
-		return cxl_seterr(CXL_EINVAL, "ring send: %zu bytes exceeds "
+		return cxl_seterr(CXL_EINVAL,
+				  "ring send: %zu bytes exceeds "
 				  "the cell payload of %zu (or not the "
 				  "producer)",
 				  len, cxl_ring_max_msg(r));
@@ -333,7 +338,8 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 		uint64_t h = cxl_nt_load64(p, r->head_line);
 
 		if (h > r->seq || r->seq - h > r->g.ncells)
-			return cxl_seterr(CXL_ECORRUPT, "ring: consumer head "
+			return cxl_seterr(CXL_ECORRUPT,
+					  "ring: consumer head "
 					  "%llu impossible for tail %llu",
 					  (unsigned long long)h,
 					  (unsigned long long)r->seq);
@@ -348,8 +354,8 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 	 * the whole message; in the flush modes each line is written back as
 	 * one unit and carries its own stamp, so order does not matter. */
 	for (uint32_t k = nl - 1; k >= 1; k--) {
-		struct cellk *ck = (struct cellk *)((uint8_t *)c0 +
-						     k * CXL_LINE);
+		struct cellk *ck =
+			(struct cellk *)((uint8_t *)c0 + k * CXL_LINE);
 		size_t at = L0_PAYLOAD + (size_t)(k - 1) * LK_PAYLOAD;
 
 		n = len - at < LK_PAYLOAD ? len - at : LK_PAYLOAD;
@@ -395,7 +401,8 @@ static int stamp_state(const struct cxl_ring *r, uint64_t s, uint64_t want,
 				 (want > r->g.ncells && s == want - r->g.ncells)
 		       : s < want)
 		return CXL_EAGAIN;
-	return cxl_seterr(CXL_ECORRUPT, "ring cell %llu carries stamp %llu; "
+	return cxl_seterr(CXL_ECORRUPT,
+			  "ring cell %llu carries stamp %llu; "
 			  "expected %llu (or an older one)",
 			  (unsigned long long)((want - 1) % r->g.ncells),
 			  (unsigned long long)s, (unsigned long long)want);
@@ -415,8 +422,8 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	if (CXL_UNLIKELY(r->role != CXL_RING_CONSUMER))
 		return cxl_seterr(CXL_EINVAL, "ring recv on the producer side");
 	cxl_inval(p, c0, (size_t)r->g.poll_lines * CXL_LINE);
-	rc = stamp_state(r, __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE),
-			 want, true);
+	rc = stamp_state(r, __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE), want,
+			 true);
 	if (rc) {
 		/* Idle: hand back the cells we consumed but did not report,
 		 * so a producer waiting for space is never stuck on us. */
@@ -426,7 +433,8 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	}
 	msg_len = c0->len;
 	if (msg_len > cxl_ring_max_msg(r))
-		return cxl_seterr(CXL_ECORRUPT, "ring cell claims %u bytes; a "
+		return cxl_seterr(CXL_ECORRUPT,
+				  "ring cell claims %u bytes; a "
 				  "cell holds at most %zu",
 				  msg_len, cxl_ring_max_msg(r));
 	nl = lines_for(msg_len);
@@ -434,18 +442,19 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 		cxl_inval(p, (uint8_t *)c0 + r->g.poll_lines * CXL_LINE,
 			  (size_t)(nl - r->g.poll_lines) * CXL_LINE);
 	for (uint32_t k = 1; k < nl; k++) {
-		struct cellk *ck = (struct cellk *)((uint8_t *)c0 +
-						     k * CXL_LINE);
+		struct cellk *ck =
+			(struct cellk *)((uint8_t *)c0 + k * CXL_LINE);
 
-		if ((rc = stamp_state(r, __atomic_load_n(&ck->stamp,
-							 __ATOMIC_ACQUIRE),
-				      want, false)))
+		if ((rc = stamp_state(
+			     r, __atomic_load_n(&ck->stamp, __ATOMIC_ACQUIRE),
+			     want, false)))
 			return rc; /* EAGAIN: later lines not visible yet */
 	}
 	if (len)
 		*len = msg_len;
 	if (msg_len > cap)
-		return cxl_seterr(CXL_ETRUNC, "ring message of %u bytes does "
+		return cxl_seterr(CXL_ETRUNC,
+				  "ring message of %u bytes does "
 				  "not fit the %zu-byte buffer; it stays "
 				  "queued",
 				  msg_len, cap);
@@ -456,8 +465,8 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	dst += n;
 	left = msg_len - n;
 	for (uint32_t k = 1; k < nl; k++) {
-		struct cellk *ck = (struct cellk *)((uint8_t *)c0 +
-						     k * CXL_LINE);
+		struct cellk *ck =
+			(struct cellk *)((uint8_t *)c0 + k * CXL_LINE);
 
 		n = left < LK_PAYLOAD ? left : LK_PAYLOAD;
 		memcpy(dst, ck->data, n);

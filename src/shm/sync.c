@@ -52,8 +52,8 @@ CXL_EXPORT void cxl_backoff_init(struct cxl_backoff *b, uint32_t timeout_ms)
 	pthread_once(&poll_once, poll_init);
 	b->iter = 0;
 	b->sleep_us = 1;
-	b->deadline_ns = timeout_ms ? cxl_now_ns() + timeout_ms * 1000000ull
-				    : 0;
+	b->deadline_ns =
+		timeout_ms ? cxl_now_ns() + timeout_ms * 1000000ull : 0;
 }
 
 CXL_EXPORT int cxl_backoff_wait(struct cxl_backoff *b)
@@ -74,7 +74,7 @@ CXL_EXPORT int cxl_backoff_wait(struct cxl_backoff *b)
 		return CXL_OK;
 	}
 	if (poll_max_sleep_us) {
-		struct timespec ts = {0, (long)b->sleep_us * 1000};
+		struct timespec ts = { 0, (long)b->sleep_us * 1000 };
 
 		nanosleep(&ts, NULL);
 		if (b->sleep_us < poll_max_sleep_us)
@@ -102,20 +102,21 @@ CXL_EXPORT uint64_t cxl_flag_get(cxl_pool *p, const uint64_t *flag)
 	return cxl_nt_load64(p, flag);
 }
 
-CXL_EXPORT int cxl_flag_wait_ge(cxl_pool *p, const uint64_t *flag,
-				uint64_t v, uint32_t timeout_ms)
+CXL_EXPORT int cxl_flag_wait_ge(cxl_pool *p, const uint64_t *flag, uint64_t v,
+				uint32_t timeout_ms)
 {
 	struct cxl_backoff b;
 
 	cxl_backoff_init(&b, timeout_ms);
 	while (cxl_nt_load64(p, flag) < v)
 		if (cxl_backoff_wait(&b))
-			return cxl_seterr(CXL_ETIMEDOUT, "flag at pool offset "
-					  "%llu did not reach %llu within %u "
-					  "ms; is its writer alive?",
-					  (unsigned long long)cxl_pool_offset(
-						  p, flag),
-					  (unsigned long long)v, timeout_ms);
+			return cxl_seterr(
+				CXL_ETIMEDOUT,
+				"flag at pool offset "
+				"%llu did not reach %llu within %u "
+				"ms; is its writer alive?",
+				(unsigned long long)cxl_pool_offset(p, flag),
+				(unsigned long long)v, timeout_ms);
 	return CXL_OK;
 }
 
@@ -153,8 +154,10 @@ CXL_EXPORT int cxl_barrier_open(cxl_pool *p, const char *name, uint32_t n,
 	int rc;
 
 	if (!p || !out || n == 0 || rank >= n)
-		return cxl_seterr(CXL_EINVAL, "cxl_barrier_open: need n > 0 "
-				  "and rank < n (n=%u rank=%u)", n, rank);
+		return cxl_seterr(CXL_EINVAL,
+				  "cxl_barrier_open: need n > 0 "
+				  "and rank < n (n=%u rank=%u)",
+				  n, rank);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return cxl_seterr(CXL_ENOMEM, "barrier: out of memory");
@@ -175,24 +178,29 @@ CXL_EXPORT int cxl_barrier_open(cxl_pool *p, const char *name, uint32_t n,
 		if ((rc = cxl_obj_open(p, name, &b->obj)))
 			goto fail;
 		if (b->obj.size < cxl_barrier_footprint(n)) {
-			rc = cxl_seterr(CXL_EINVAL, "barrier '%s' was created "
-					"for fewer than %u participants", name, n);
+			rc = cxl_seterr(CXL_EINVAL,
+					"barrier '%s' was created "
+					"for fewer than %u participants",
+					name, n);
 			goto fail_close;
 		}
 		hdr = b->obj.ptr;
 		cxl_backoff_init(&bo, p->opts.lock_timeout_ms);
 		while (cxl_nt_load64(p, &hdr[0]) != barrier_tag(&b->obj))
 			if (cxl_backoff_wait(&bo)) {
-				rc = cxl_seterr(CXL_ETIMEDOUT, "barrier '%s' was "
+				rc = cxl_seterr(CXL_ETIMEDOUT,
+						"barrier '%s' was "
 						"never initialised by its "
-						"creator", name);
+						"creator",
+						name);
 				goto fail_close;
 			}
 		cxl_inval(p, hdr, CXL_LINE);
 		if (hdr[1] != n) {
-			rc = cxl_seterr(CXL_EINVAL, "barrier '%s' has %llu "
-					"participants, not %u", name,
-					(unsigned long long)hdr[1], n);
+			rc = cxl_seterr(CXL_EINVAL,
+					"barrier '%s' has %llu "
+					"participants, not %u",
+					name, (unsigned long long)hdr[1], n);
 			goto fail_close;
 		}
 	} else {
@@ -223,7 +231,8 @@ CXL_EXPORT int cxl_barrier_wait(cxl_barrier *b, uint32_t timeout_ms)
 			continue;
 		while (cxl_nt_load64(p, &b->lines[(size_t)j * 8]) < k)
 			if (cxl_backoff_wait(&bo))
-				return cxl_seterr(CXL_ETIMEDOUT, "barrier: "
+				return cxl_seterr(CXL_ETIMEDOUT,
+						  "barrier: "
 						  "participant %u of %u did "
 						  "not arrive at barrier %llu "
 						  "within %u ms",

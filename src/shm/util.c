@@ -66,7 +66,8 @@ bool cxl_proc_alive(int pid, uint64_t starttime)
 		return false;
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return false;
-	/* A recycled pid has another start time. 0 means unknown: trust kill. */
+	/* A recycled pid has another start time. 0 means unknown: trust kill.
+	 */
 	if (starttime) {
 		uint64_t now = cxl_proc_starttime(pid);
 		if (now && now != starttime)

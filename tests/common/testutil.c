@@ -2,8 +2,8 @@
 #include "testutil.h"
 
 #include <dirent.h>
-#include <sys/stat.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -15,41 +15,40 @@
 
 extern int t_failed, t_passed;
 
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (cond) {                                                \
-			t_passed++;                                        \
-		} else {                                                   \
-			t_failed++;                                        \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                \
-		}                                                          \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (cond) {                                                    \
+			t_passed++;                                            \
+		} else {                                                       \
+			t_failed++;                                            \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
+				__LINE__, #cond);                              \
+		}                                                              \
 	} while (0)
 
 /* Expect a return code; prints cxl_errmsg() on mismatch. */
-#define CHECK_RC(expr, want)                                               \
-	do {                                                               \
-		int rc_ = (expr);                                          \
-		if (rc_ == (want)) {                                       \
-			t_passed++;                                        \
-		} else {                                                   \
-			t_failed++;                                        \
-			fprintf(stderr,                                    \
-				"%s:%d: %s returned %s, want %s (%s)\n",   \
-				__FILE__, __LINE__, #expr,                 \
-				cxl_strerror(rc_), cxl_strerror(want),     \
-				cxl_errmsg());                             \
-		}                                                          \
+#define CHECK_RC(expr, want)                                                  \
+	do {                                                                  \
+		int rc_ = (expr);                                             \
+		if (rc_ == (want)) {                                          \
+			t_passed++;                                           \
+		} else {                                                      \
+			t_failed++;                                           \
+			fprintf(stderr,                                       \
+				"%s:%d: %s returned %s, want %s (%s)\n",      \
+				__FILE__, __LINE__, #expr, cxl_strerror(rc_), \
+				cxl_strerror(want), cxl_errmsg());            \
+		}                                                             \
 	} while (0)
 
 /* Abort the test program: for setup failures that make the rest moot. */
-#define REQUIRE(cond)                                                      \
-	do {                                                               \
-		if (!(cond)) {                                             \
+#define REQUIRE(cond)                                                       \
+	do {                                                                \
+		if (!(cond)) {                                              \
 			fprintf(stderr, "%s:%d: REQUIRE failed: %s (%s)\n", \
-				__FILE__, __LINE__, #cond, cxl_errmsg());  \
-			exit(2);                                           \
-		}                                                          \
+				__FILE__, __LINE__, #cond, cxl_errmsg());   \
+			exit(2);                                            \
+		}                                                           \
 	} while (0)
 
 /* A throw-away pool: file + run directory under /dev/shm. */

@@ -27,8 +27,8 @@
 #define POOL_SIZE (8u << 20)
 
 static struct cxl_pool_opts opts;
-static uint8_t *image;    /* pristine pool bytes */
-static uint8_t *live;     /* the pool file, mapped by the harness */
+static uint8_t *image; /* pristine pool bytes */
+static uint8_t *live;  /* the pool file, mapped by the harness */
 static struct pool_hdr hdr;
 static uint64_t ring_off, ring_len;
 
@@ -43,7 +43,7 @@ static void die(const char *what)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct cxl_ring_attr ra = {.cell_size = 256, .ncells = 8};
+	struct cxl_ring_attr ra = { .cell_size = 256, .ncells = 8 };
 	static char dir[64];
 	struct cxl_obj o;
 	cxl_pool *p;
@@ -113,15 +113,42 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void region(uint8_t sel, uint64_t *base, uint64_t *len)
 {
 	switch (sel % 9) {
-	case 0: *base = 0; *len = sizeof(struct pool_hdr); break;
-	case 1: *base = hdr.ctl_off; *len = sizeof(struct arena_ctl); break;
-	case 2: *base = hdr.host_off; *len = hdr.proc_off - hdr.host_off; break;
-	case 3: *base = hdr.proc_off; *len = hdr.hash_off - hdr.proc_off; break;
-	case 4: *base = hdr.hash_off; *len = hdr.obj_off - hdr.hash_off; break;
-	case 5: *base = hdr.obj_off; *len = 64 * 128; break;
-	case 6: *base = hdr.ordermap_off; *len = hdr.heap_size / 64; break;
-	case 7: *base = hdr.heap_off; *len = 1u << 16; break; /* free blocks */
-	default: *base = ring_off; *len = ring_len; break;
+	case 0:
+		*base = 0;
+		*len = sizeof(struct pool_hdr);
+		break;
+	case 1:
+		*base = hdr.ctl_off;
+		*len = sizeof(struct arena_ctl);
+		break;
+	case 2:
+		*base = hdr.host_off;
+		*len = hdr.proc_off - hdr.host_off;
+		break;
+	case 3:
+		*base = hdr.proc_off;
+		*len = hdr.hash_off - hdr.proc_off;
+		break;
+	case 4:
+		*base = hdr.hash_off;
+		*len = hdr.obj_off - hdr.hash_off;
+		break;
+	case 5:
+		*base = hdr.obj_off;
+		*len = 64 * 128;
+		break;
+	case 6:
+		*base = hdr.ordermap_off;
+		*len = hdr.heap_size / 64;
+		break;
+	case 7:
+		*base = hdr.heap_off;
+		*len = 1u << 16;
+		break; /* free blocks */
+	default:
+		*base = ring_off;
+		*len = ring_len;
+		break;
 	}
 }
 
@@ -155,8 +182,8 @@ static void exercise(cxl_pool *p)
 			if (!cxl_pool_ptr(p, o.off, o.size))
 				abort();
 			cxl_inval(p, o.ptr, o.size);
-			memcpy(buf, o.ptr, o.size < sizeof(buf) ? o.size
-								: sizeof(buf));
+			memcpy(buf, o.ptr,
+			       o.size < sizeof(buf) ? o.size : sizeof(buf));
 			cxl_obj_close(&o);
 		}
 	}

@@ -114,7 +114,8 @@ static int worker(int i, void *arg)
 			uint32_t kk = live[slot];
 
 			snprintf(name, sizeof(name), "p%d-%u", i, kk);
-			if (cxl_obj_open(p, name, &ob) || !verify(p, &ob, i, kk)) {
+			if (cxl_obj_open(p, name, &ob) ||
+			    !verify(p, &ob, i, kk)) {
 				fprintf(stderr, "object %s lost or damaged\n",
 					name);
 				errors++;
@@ -169,7 +170,7 @@ static size_t nexts, nobjs_seen;
 static int collect(const struct cxl_obj_stat *st, void *arg)
 {
 	(void)arg;
-	exts[nexts++] = (struct ext){st->off, st->alloc_size};
+	exts[nexts++] = (struct ext){ st->off, st->alloc_size };
 	nobjs_seen++;
 	return 0;
 }
@@ -185,7 +186,7 @@ int main(int argc, char **argv)
 {
 	struct cxl_pool_opts o;
 	struct cxl_arena_stat as;
-	int64_t net[NSHARED] = {0};
+	int64_t net[NSHARED] = { 0 };
 	uint64_t expected = 0, problems = 1;
 	cxl_pool *p;
 	uint64_t t0;

@@ -30,8 +30,8 @@ static int member(int i, void *arg)
 	(void)arg;
 	topts(&o, &tp, mode, (uint32_t)(i % nhosts), 0);
 	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
-	REQUIRE(cxl_barrier_open(p, "bar", (uint32_t)nprocs, (uint32_t)i,
-				 &b) == CXL_OK);
+	REQUIRE(cxl_barrier_open(p, "bar", (uint32_t)nprocs, (uint32_t)i, &b) ==
+		CXL_OK);
 	rc = cxl_obj_create(p, "data", (uint64_t)nprocs * 64, CXL_OBJ_ZERO,
 			    &data);
 	if (rc == CXL_EEXIST)

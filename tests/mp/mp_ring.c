@@ -38,7 +38,7 @@ static void make_msg(uint8_t *buf, uint64_t k, size_t len)
 static int side(int i, void *arg)
 {
 	struct cxl_pool_opts o;
-	struct cxl_ring_attr a = {.cell_size = 256, .ncells = 64};
+	struct cxl_ring_attr a = { .cell_size = 256, .ncells = 64 };
 	int pair = i / 2, producer = (i % 2) == 0;
 	uint8_t buf[256], want[256];
 	char name[32];
@@ -91,7 +91,8 @@ static int side(int i, void *arg)
 			/* a dead or broken peer fails the test, never hangs */
 			if ((++idle & 0xffff) == 0 &&
 			    cxl_now_ns() - last > 30000000000ull) {
-				fprintf(stderr, "%s: no progress for 30 s at "
+				fprintf(stderr,
+					"%s: no progress for 30 s at "
 					"message %llu\n",
 					producer ? "send" : "recv",
 					(unsigned long long)k);

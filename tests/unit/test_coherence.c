@@ -24,9 +24,9 @@ static struct tpool tp;
 struct shared {
 	uint64_t flag; /* line 0: written by host A only, non-temporally */
 	uint8_t pad[56];
-	uint64_t data[8];  /* line 1: data written by A */
-	uint64_t fs[8];    /* line 2: falsely shared by A and B */
-	uint64_t flag_b;   /* line 3: written by B only */
+	uint64_t data[8]; /* line 1: data written by A */
+	uint64_t fs[8];	  /* line 2: falsely shared by A and B */
+	uint64_t flag_b;  /* line 3: written by B only */
 };
 
 static cxl_pool *attach(uint32_t host)
@@ -112,7 +112,7 @@ static void test_model(void)
 	cxl_inval(p, s->fs, 64);
 	if (mode == CXL_COH_EMULATED) {
 		CHECK(!(r & 1)); /* missing flush: B never saw 111 */
-		CHECK(r & 2);    /* missing invalidate: B read stale data */
+		CHECK(r & 2);	 /* missing invalidate: B read stale data */
 		CHECK(s->fs[0] == 0xa && s->fs[1] != 0xb); /* B's write lost */
 	} else {
 		CHECK(r == 1); /* coherent: B sees everything at once */

@@ -34,14 +34,21 @@ static void test_parse_size(void)
 static void test_env(void)
 {
 	static const char *const bad[][2] = {
-		{"CXL_POOL_SIZE", "lots"},      {"CXL_POOL_SIZE", "1K"},
-		{"CXL_POOL_CREATE", "yes"},     {"CXL_COHERENCE", "magic"},
-		{"CXL_FLUSH_INSN", "wbinvd"},   {"CXL_HOST_ID", "-1"},
-		{"CXL_HOST_ID", "99999"},       {"CXL_ARENA_CAPACITY", "3"},
-		{"CXL_MAX_HOSTS", "0"},         {"CXL_MAX_PROCS", "x"},
-		{"CXL_LOCK_TIMEOUT_MS", "0"},   {"CXL_JOB", ""},
-		{"CXL_POOL", ""},               {"CXL_POLL_SPIN", "fast"},
-		{"CXL_POLL_MAX_SLEEP_US", "9999999999"},
+		{ "CXL_POOL_SIZE", "lots" },
+		{ "CXL_POOL_SIZE", "1K" },
+		{ "CXL_POOL_CREATE", "yes" },
+		{ "CXL_COHERENCE", "magic" },
+		{ "CXL_FLUSH_INSN", "wbinvd" },
+		{ "CXL_HOST_ID", "-1" },
+		{ "CXL_HOST_ID", "99999" },
+		{ "CXL_ARENA_CAPACITY", "3" },
+		{ "CXL_MAX_HOSTS", "0" },
+		{ "CXL_MAX_PROCS", "x" },
+		{ "CXL_LOCK_TIMEOUT_MS", "0" },
+		{ "CXL_JOB", "" },
+		{ "CXL_POOL", "" },
+		{ "CXL_POLL_SPIN", "fast" },
+		{ "CXL_POLL_MAX_SLEEP_US", "9999999999" },
 	};
 	struct cxl_pool_opts o;
 
@@ -216,8 +223,8 @@ static void test_attach_errors(void)
 	/* after all of that the pool and its object are intact */
 	CHECK_RC(cxl_pool_attach(&o, &q), CXL_OK);
 	CHECK_RC(cxl_obj_open(q, "keep", &obj), CXL_OK);
-	CHECK(((uint8_t *)obj.ptr)[0] == 0x5a && ((uint8_t *)obj.ptr)[4095] ==
-							 0x5a);
+	CHECK(((uint8_t *)obj.ptr)[0] == 0x5a &&
+	      ((uint8_t *)obj.ptr)[4095] == 0x5a);
 	CHECK_RC(cxl_obj_close(&obj), CXL_OK);
 	{
 		uint64_t problems = 99;

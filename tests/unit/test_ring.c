@@ -14,7 +14,7 @@ static enum cxl_coh_mode mode;
 
 static void test_basic(cxl_pool *p)
 {
-	struct cxl_ring_attr a = {.cell_size = 256, .ncells = 8};
+	struct cxl_ring_attr a = { .cell_size = 256, .ncells = 8 };
 	struct cxl_obj o;
 	cxl_ring *tx, *rx;
 	uint8_t buf[512], out[512];
@@ -142,19 +142,19 @@ static void test_named(cxl_pool *p)
 	cxl_ring_close(tx);
 	cxl_ring_close(rx);
 	CHECK_RC(cxl_obj_destroy(p, "named"), CXL_OK);
-	CHECK_RC(cxl_ring_open(p, "named", CXL_RING_CONSUMER, &rx),
-		 CXL_ENOENT);
+	CHECK_RC(cxl_ring_open(p, "named", CXL_RING_CONSUMER, &rx), CXL_ENOENT);
 }
 
 /* Coherence operations per message, counted. Meaningful in the flush,
  * uncached and emulated modes (coherent mode issues none). */
 static void test_costs(cxl_pool *p)
 {
-	struct cxl_ring_attr a = {.cell_size = 256, .ncells = 64,
-				  .head_batch = 16};
+	struct cxl_ring_attr a = { .cell_size = 256,
+				   .ncells = 64,
+				   .head_batch = 16 };
 	struct cxl_coh_counters c0, c1;
 	cxl_ring *tx, *rx;
-	uint8_t buf[64] = {1}, out[64];
+	uint8_t buf[64] = { 1 }, out[64];
 	const int n = 1024;
 	size_t len;
 
@@ -186,11 +186,13 @@ static void test_costs(cxl_pool *p)
 	cxl_coh_counters_get(&c0);
 	REQUIRE(cxl_ring_send(tx, buf, 64, 0, 0) == CXL_OK);
 	cxl_coh_counters_get(&c1);
-	CHECK(c1.flush_lines - c0.flush_lines == 2 && c1.fences - c0.fences == 1);
+	CHECK(c1.flush_lines - c0.flush_lines == 2 &&
+	      c1.fences - c0.fences == 1);
 	cxl_coh_counters_get(&c0);
 	REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_OK);
 	cxl_coh_counters_get(&c1);
-	CHECK(c1.inval_lines - c0.inval_lines == 2 && c1.fences - c0.fences == 1);
+	CHECK(c1.inval_lines - c0.inval_lines == 2 &&
+	      c1.fences - c0.fences == 1);
 	cxl_ring_close(tx);
 	cxl_ring_close(rx);
 	cxl_obj_destroy(p, "cost");

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Install what cxlmpi needs on Debian bookworm, idempotently:
+#  - Debian packages, pinned to their upstream release (the Debian revision
+#    may move with security updates; the upstream version may not);
+#  - a project virtualenv (.venv) with the exact versions of
+#    requirements.txt.
+# Needs root (or sudo) only when a package is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# package  upstream-version-prefix
+APT_PINS=(
+	"cmake 3.25.1"
+	"ninja-build 1.11.1"
+	"gcc 4:12.2.0"
+	"clang-14 1:14.0.6"
+	"libclang-rt-14-dev 1:14.0.6"
+	"python3-venv 3.11.2"
+)
+
+installed_version() {
+	dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null |
+		awk '$1=="install" && $3=="installed" {print $4}'
+}
+
+need=()
+for pin in "${APT_PINS[@]}"; do
+	read -r pkg want <<<"$pin"
+	have=$(installed_version "$pkg")
+	case "$have" in
+	"$want"*) ;;
+	*) need+=("$pkg $want") ;;
+	esac
+done
+
+if ((${#need[@]})); then
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null || {
+			echo "setup: missing packages: ${need[*]}; run this script as root" >&2
+			exit 1
+		}
+		sudo=sudo
+	fi
+	echo "setup: installing Debian packages: ${need[*]}"
+	$sudo apt-get update -qq
+	args=()
+	for item in "${need[@]}"; do
+		read -r pkg want <<<"$item"
+		# newest archive version of the pinned upstream release
+		ver=$(apt-cache madison "$pkg" | awk -v w="$want" \
+			'index($3, w) == 1 {print $3; exit}')
+		if [ -z "$ver" ]; then
+			echo "setup: Debian offers no $pkg $want*; this repo is pinned to it" \
+				"(scripts/setup.sh APT_PINS). Is this Debian bookworm?" >&2
+			exit 1
+		fi
+		args+=("$pkg=$ver")
+	done
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+		--no-install-recommends "${args[@]}" >/dev/null
+fi
+
+# Project venv from Debian's python3 (not a pyenv shim), exact pins.
+if [ ! -x .venv/bin/python ]; then
+	/usr/bin/python3 -m venv .venv
+fi
+stamp=.venv/.requirements.sha256
+if ! sha256sum --status -c "$stamp" 2>/dev/null; then
+	.venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+	sha256sum requirements.txt >"$stamp"
+fi
+echo "setup: ready (apt pins ok, .venv up to date)"
