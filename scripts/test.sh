@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Run every test of cxlmpi on a fresh clone (the README's test command):
+#   1. setup (pinned packages, venv)           scripts/setup.sh
+#   2. release build + ctest                   build/
+#   3. ASan + UBSan build + ctest              build-asan/
+#   4. libFuzzer over pool structures          build-fuzz/, FUZZ_SECONDS (60)
+#   5. clang-format check
+# Ends with one line "tests: N passed, N failed" (N counts ctest tests of
+# both builds, the fuzz run and the format check); exit 0 only if all pass.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+passed=0
+failed=0
+
+stage() { printf '\n==== %s\n' "$*"; }
+
+# ctest in a build dir; adds its counts to the totals
+run_ctest() {
+	local dir=$1 out
+	out=$(mktemp)
+	(cd "$dir" && ctest --output-on-failure --timeout 900) 2>&1 | tee "$out"
+	local total fails
+	total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$out" | tail -1)
+	fails=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$out" | tail -1)
+	rm -f "$out"
+	if [ -z "$total" ]; then
+		echo "test.sh: ctest in $dir produced no summary" >&2
+		failed=$((failed + 1))
+		return
+	fi
+	passed=$((passed + total - fails))
+	failed=$((failed + fails))
+}
+
+build() {
+	local dir=$1
+	shift
+	cmake -S . -B "$dir" -G Ninja "$@" >/dev/null &&
+		ninja -C "$dir" >/dev/null
+}
+
+stage "setup"
+scripts/setup.sh || exit 1
+
+stage "release build + tests"
+if build build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+	run_ctest build
+else
+	echo "test.sh: release build failed" >&2
+	failed=$((failed + 1))
+fi
+
+stage "ASan + UBSan build + tests"
+if build build-asan -DCMAKE_BUILD_TYPE=Debug -DCXLMPI_SANITIZE=ON; then
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		run_ctest build-asan
+else
+	echo "test.sh: sanitizer build failed" >&2
+	failed=$((failed + 1))
+fi
+
+stage "fuzz pool structures for ${FUZZ_SECONDS}s"
+if build build-fuzz -DCMAKE_C_COMPILER=clang-14 -DCXLMPI_FUZZ=ON \
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+	corpus=$(mktemp -d)
+	if build-fuzz/tests/fuzz/fuzz_pool -max_total_time="$FUZZ_SECONDS" \
+		-timeout=20 -print_final_stats=1 "$corpus" 2>&1 | tail -12; then
+		passed=$((passed + 1))
+	else
+		echo "test.sh: the fuzzer found a crash (see above)" >&2
+		failed=$((failed + 1))
+	fi
+	rm -rf "$corpus" /dev/shm/cxlfuzz-*
+else
+	echo "test.sh: fuzz build failed" >&2
+	failed=$((failed + 1))
+fi
+
+stage "clang-format"
+if git ls-files -z '*.c' '*.h' | xargs -0 .venv/bin/clang-format --dry-run --Werror; then
+	echo "format clean"
+	passed=$((passed + 1))
+else
+	echo "test.sh: run '.venv/bin/clang-format -i' on the files above" >&2
+	failed=$((failed + 1))
+fi
+
+echo
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
