@@ -262,6 +262,7 @@ int main(int argc, char **argv)
 	/* Only rm acts inside a job namespace (--job, else $CXL_JOB); the
 	 * other commands attach as "global" so they never count as a member
 	 * of a job. */
+	o.no_reap = 1; /* show dead processes as they are; gc reclaims */
 	if (!strcmp(cmd, "rm") && job)
 		snprintf(o.job, sizeof(o.job), "%s", job);
 	else if (strcmp(cmd, "rm"))

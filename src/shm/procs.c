@@ -152,7 +152,7 @@ int cxl_arena_attach_proc(struct cxl_pool *p)
 					  p->opts.path, other, p->host_id);
 		}
 	}
-	if (reap_local(p))
+	if (!p->opts.no_reap && reap_local(p))
 		(void)reclaim(p, 0, NULL);
 	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
 		e = proc_read(p, i);

@@ -295,11 +295,58 @@ static void test_create_race(void)
 	tpool_cleanup(&tp);
 }
 
+/* 64-bit offsets: a 6 GiB sparse pool, objects placed beyond 4 GiB. */
+static void test_big_pool(void)
+{
+	struct tpool tp;
+	struct cxl_pool_opts o;
+	struct cxl_obj a[3], x;
+	cxl_pool *p, *q;
+	int beyond = -1;
+
+	tpool_init(&tp, "big");
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 6ull << 30);
+	o.capacity = 64;
+	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
+	for (int i = 0; i < 3; i++) {
+		char n[16];
+
+		snprintf(n, sizeof(n), "big%d", i);
+		CHECK_RC(cxl_obj_create(p, n, (i < 2 ? 2ull : 1ull) << 30,
+					CXL_OBJ_ALIGN_2M, &a[i]),
+			 CXL_OK);
+		if (a[i].off + a[i].size > (4ull << 30))
+			beyond = i;
+	}
+	REQUIRE(beyond >= 0);
+	/* the last byte of an object that ends past 4 GiB, via another
+	 * attachment (another host) */
+	((uint8_t *)a[beyond].ptr)[a[beyond].size - 1] = 0x77;
+	cxl_flush(p, (uint8_t *)a[beyond].ptr + a[beyond].size - 1, 1);
+	o.host_id = 1;
+	REQUIRE(cxl_pool_attach(&o, &q) == CXL_OK);
+	{
+		char n[16];
+
+		snprintf(n, sizeof(n), "big%d", beyond);
+		CHECK_RC(cxl_obj_open(q, n, &x), CXL_OK);
+	}
+	CHECK(x.off == a[beyond].off && x.off + x.size > (4ull << 30));
+	CHECK(((uint8_t *)x.ptr)[x.size - 1] == 0x77);
+	cxl_obj_close(&x);
+	cxl_pool_detach(q);
+	for (int i = 0; i < 3; i++)
+		cxl_obj_close(&a[i]);
+	cxl_pool_detach(p);
+	tpool_cleanup(&tp);
+}
+
 int main(void)
 {
 	test_parse_size();
 	test_env();
 	test_attach_errors();
 	test_create_race();
+	test_big_pool();
 	return t_report("test_pool");
 }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# cxlpool end to end: format, info, ls, a crashed job reclaimed by gc,
+# rm of objects and of the pool (with its run files), fsck, and errors.
+#   test_cxlpool.sh CXLPOOL CRASH_JOB
+set -u
+CXLPOOL=$1
+CRASH=$2
+dir=$(mktemp -d /dev/shm/cxltest-cli-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+export CXL_POOL=$dir/pool CXL_RUNDIR=$dir CXL_HOST_ID=0
+unset CXL_JOB
+pass=0
+fail=0
+ok() {
+	if "$@"; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAILED: $*" >&2; fi
+}
+has() { grep -q -- "$1" <<<"$2"; }
+
+out=$("$CXLPOOL" info 2>&1); rc=$?
+ok test $rc -eq 1
+ok has "cxlpool format" "$out"                 # missing pool: says how to fix
+ok "$CXLPOOL" format --size 64M --capacity 1000 --max-hosts 8
+out=$("$CXLPOOL" info); ok has "capacity 1000" "$out"
+ok has "8 hosts" "$out"
+out=$("$CXLPOOL" ls); ok has "no objects" "$out"
+
+# a job that crashes leaves its objects and its process slot behind
+CXL_JOB=crashy "$CRASH" 3
+ok test $? -eq 0
+out=$("$CXLPOOL" ls); ok has "obj2" "$out"
+ok has "crashy" "$out"
+out=$("$CXLPOOL" info); ok has "3 live" "$out"
+ok has "DEAD" "$out"
+out=$("$CXLPOOL" gc); ok has "reclaimed 1 dead process slot(s) and 3 object(s)" "$out"
+out=$("$CXLPOOL" ls); ok has "no objects" "$out"
+
+# global objects persist; rm destroys them by name
+CXL_JOB=global "$CRASH" 2
+"$CXLPOOL" gc >/dev/null
+out=$("$CXLPOOL" ls); ok has "obj1" "$out"
+ok "$CXLPOOL" rm obj0 obj1
+out=$("$CXLPOOL" rm obj0 2>&1); ok has "CXL_ENOENT" "$out"
+out=$("$CXLPOOL" fsck); ok has "0 problem" "$out"
+
+# errors: bad option values and bad environment, each named
+out=$("$CXLPOOL" gc --dead-host banana 2>&1); ok has "dead-host" "$out"
+out=$(CXL_HOST_ID=x "$CXLPOOL" info 2>&1); ok has "CXL_HOST_ID" "$out"
+out=$("$CXLPOOL" frobnicate 2>&1); ok has "unknown command" "$out"
+
+# rm removes the pool and its host-local run files
+ls "$dir"/cxlshm-* >/dev/null 2>&1; ok test $? -eq 0
+ok "$CXLPOOL" rm
+ok test ! -e "$CXL_POOL"
+ls "$dir"/cxlshm-* >/dev/null 2>&1; ok test $? -ne 0
+
+echo "test_cxlpool: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
