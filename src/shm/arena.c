@@ -481,24 +481,41 @@ CXL_EXPORT int cxl_obj_stat(cxl_pool *p, const char *name,
 	return rc;
 }
 
-/* Job name for an id, from the process table (live jobs) or "global". */
-static void job_lookup(struct cxl_pool *p, uint64_t job_id, char *out)
+/* Names of the jobs with live processes, read once per listing batch. */
+struct job_names {
+	uint64_t *id;
+	char (*name)[CXL_NAME_MAX + 1];
+	uint32_t n;
+};
+
+static void job_names_load(struct cxl_pool *p, struct job_names *j)
 {
-	out[0] = '\0';
-	if (job_id == cxl_job_id(CXL_JOB_GLOBAL)) {
-		strcpy(out, CXL_JOB_GLOBAL);
-		return;
-	}
+	j->n = 0;
 	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
 		struct proc_ent *pe = pool_proc(p, i);
 
 		md_rd(p, pe, sizeof(*pe));
-		if (pe->state == PROC_LIVE && pe->job_id == job_id &&
-		    cxl_name_valid(pe->job, sizeof(pe->job))) {
-			strcpy(out, pe->job);
+		if (pe->state != PROC_LIVE ||
+		    !cxl_name_valid(pe->job, sizeof(pe->job)))
+			continue;
+		j->id[j->n] = pe->job_id;
+		strcpy(j->name[j->n++], pe->job);
+	}
+}
+
+/* Job name for an id: "global", a live job's name, or "" if unknown. */
+static void job_name_of(const struct job_names *j, uint64_t id, char *out)
+{
+	out[0] = '\0';
+	if (id == cxl_job_id(CXL_JOB_GLOBAL)) {
+		strcpy(out, CXL_JOB_GLOBAL);
+		return;
+	}
+	for (uint32_t i = 0; i < j->n; i++)
+		if (j->id[i] == id) {
+			strcpy(out, j->name[i]);
 			return;
 		}
-	}
 }
 
 #define LIST_BATCH 1024u
@@ -506,14 +523,19 @@ static void job_lookup(struct cxl_pool *p, uint64_t job_id, char *out)
 CXL_EXPORT int cxl_obj_list(cxl_pool *p, cxl_obj_visit_fn fn, void *arg)
 {
 	struct cxl_obj_stat *batch;
+	struct job_names jobs;
 	uint64_t cursor = 0;
 	int rc = CXL_OK;
 
 	if (!p || !fn)
 		return cxl_seterr(CXL_EINVAL, "cxl_obj_list: NULL argument");
 	batch = calloc(LIST_BATCH, sizeof(*batch));
-	if (!batch)
-		return cxl_seterr(CXL_ENOMEM, "cxl_obj_list: out of memory");
+	jobs.id = calloc(p->hdr.max_procs, sizeof(*jobs.id));
+	jobs.name = calloc(p->hdr.max_procs, sizeof(*jobs.name));
+	if (!batch || !jobs.id || !jobs.name) {
+		rc = cxl_seterr(CXL_ENOMEM, "cxl_obj_list: out of memory");
+		goto done;
+	}
 	/* Collect under the lock, call back outside it, so callbacks may use
 	 * the arena themselves. */
 	for (;;) {
@@ -522,6 +544,7 @@ CXL_EXPORT int cxl_obj_list(cxl_pool *p, cxl_obj_visit_fn fn, void *arg)
 
 		if ((rc = cxl_arena_lock(p)))
 			break;
+		job_names_load(p, &jobs);
 		md_rd(p, &pool_ctl(p)->obj_hwm, sizeof(uint64_t));
 		hwm = pool_ctl(p)->obj_hwm;
 		if (hwm > p->hdr.capacity)
@@ -532,7 +555,7 @@ CXL_EXPORT int cxl_obj_list(cxl_pool *p, cxl_obj_visit_fn fn, void *arg)
 			if (e->state != OBJ_LIVE && e->state != OBJ_UNLINKED)
 				continue;
 			fill_stat(p, e, &batch[n]);
-			job_lookup(p, e->job_id, batch[n].job);
+			job_name_of(&jobs, e->job_id, batch[n].job);
 			n++;
 		}
 		cxl_arena_unlock(p);
@@ -544,6 +567,8 @@ CXL_EXPORT int cxl_obj_list(cxl_pool *p, cxl_obj_visit_fn fn, void *arg)
 	}
 done:
 	free(batch);
+	free(jobs.id);
+	free(jobs.name);
 	return rc;
 }
 
