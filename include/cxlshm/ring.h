@@ -87,6 +87,9 @@ int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 
 size_t cxl_ring_max_msg(const cxl_ring *r);
 
+/* The ring's geometry as initialised (defaults filled in). */
+void cxl_ring_attr_get(const cxl_ring *r, struct cxl_ring_attr *out);
+
 #ifdef __cplusplus
 }
 #endif

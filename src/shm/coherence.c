@@ -256,6 +256,7 @@ CXL_EXPORT uint64_t cxl_nt_load64(cxl_pool *p, const uint64_t *ptr)
 	if (p->mode == CXL_COH_COHERENT)
 		return __atomic_load_n(ptr, __ATOMIC_SEQ_CST);
 	COUNT(nt_loads, 1);
+	COUNT(fences, 1); /* every mode but coherent fences before the load */
 	if (!line_range(p, ptr, sizeof(*ptr), &a, &e))
 		return __atomic_load_n(ptr, __ATOMIC_SEQ_CST);
 	if (p->mode == CXL_COH_EMULATED) {

@@ -298,6 +298,14 @@ CXL_EXPORT void cxl_ring_close(cxl_ring *r)
 	cxl_ring_detach(r);
 }
 
+CXL_EXPORT void cxl_ring_attr_get(const cxl_ring *r, struct cxl_ring_attr *a)
+{
+	a->cell_size = r->g.cell_size;
+	a->ncells = r->g.ncells;
+	a->poll_lines = r->g.poll_lines;
+	a->head_batch = r->g.head_batch;
+}
+
 CXL_EXPORT size_t cxl_ring_max_msg(const cxl_ring *r)
 {
 	return cxl_ring_cell_payload(r->g.cell_size);
@@ -367,7 +375,12 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 	c0->len = (uint32_t)len;
 	c0->tag = tag;
 	__atomic_store_n(&c0->stamp, stamp, __ATOMIC_RELEASE);
-	cxl_flush(p, c0, (size_t)nl * CXL_LINE);
+	/* line 0 last: a poller that sees its stamp then rarely finds the
+	 * other lines missing (the emulator writes back synchronously) */
+	if (nl > 1)
+		cxl_flush(p, (uint8_t *)c0 + CXL_LINE,
+			  (size_t)(nl - 1) * CXL_LINE);
+	cxl_flush(p, c0, CXL_LINE);
 	if (!(flags & CXL_RING_NOFENCE))
 		cxl_wfence(p); /* message in the pool before send returns */
 	r->seq++;
@@ -424,13 +437,12 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	cxl_inval(p, c0, (size_t)r->g.poll_lines * CXL_LINE);
 	rc = stamp_state(r, __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE), want,
 			 true);
-	if (rc) {
-		/* Idle: hand back the cells we consumed but did not report,
-		 * so a producer waiting for space is never stuck on us. */
-		if (rc == CXL_EAGAIN && r->other != r->seq)
-			publish_head(r);
+	/* An empty poll does not publish the head: the producer sees at most
+	 * head_batch - 1 unreported cells as used, fewer than ncells, so it is
+	 * never stuck on an idle consumer, and a ping-pong keeps paying one
+	 * head store per head_batch messages instead of one per message. */
+	if (rc)
 		return rc;
-	}
 	msg_len = c0->len;
 	if (msg_len > cxl_ring_max_msg(r))
 		return cxl_seterr(CXL_ECORRUPT,

@@ -21,6 +21,7 @@ static void test_basic(cxl_pool *p)
 	size_t len;
 	uint32_t tag;
 	size_t max = cxl_ring_cell_payload(256);
+	int nsent = 0;
 
 	CHECK(max == 48 + 3 * 56);
 	REQUIRE(cxl_obj_create(p, "ring", cxl_ring_footprint(&a), 0, &o) ==
@@ -49,32 +50,41 @@ static void test_basic(cxl_pool *p)
 	CHECK_RC(cxl_ring_send(rx, buf, 8, 0, 0), CXL_EINVAL);
 	CHECK_RC(cxl_ring_recv(tx, out, 8, &len, NULL), CXL_EINVAL);
 
-	/* an idle poll publishes the head, so the producer sees all cells
-	 * free; then the ring is full after ncells, and drains in order */
+	/* the ring is full after ncells minus the consumer's unreported
+	 * cells (fewer than head_batch), and drains in order */
 	CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, &tag), CXL_EAGAIN);
-	for (int i = 0; i < 8; i++)
-		CHECK_RC(cxl_ring_send(tx, &i, sizeof(i), 0, CXL_RING_NOFENCE),
-			 CXL_OK);
+	for (int i = 0; i < 8; i++) {
+		int rc = cxl_ring_send(tx, &i, sizeof(i), 0, CXL_RING_NOFENCE);
+
+		if (rc == CXL_EAGAIN) {
+			nsent = i;
+			break;
+		}
+		CHECK_RC(rc, CXL_OK);
+		nsent = i + 1;
+	}
 	cxl_ring_fence(tx);
+	CHECK(nsent > 8 - 2 && nsent <= 8); /* head_batch is 8/4 = 2 */
 	CHECK_RC(cxl_ring_send(tx, buf, 1, 0, 0), CXL_EAGAIN);
 	/* truncation leaves the message queued and reports its size */
 	CHECK_RC(cxl_ring_recv(rx, out, 2, &len, NULL), CXL_ETRUNC);
 	CHECK(len == sizeof(int));
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < nsent; i++) {
 		int v = -1;
 
 		CHECK_RC(cxl_ring_recv(rx, &v, sizeof(v), &len, NULL), CXL_OK);
 		CHECK(v == i);
 	}
 	CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, NULL), CXL_EAGAIN);
-	/* the idle consumer published its head: the producer has room */
-	for (int i = 0; i < 8; i++)
+	/* drained: the idle consumer leaves the producer room (at least
+	 * ncells - head_batch + 1 cells) without publishing on empty polls */
+	for (int i = 0; i < 8 - 2 + 1; i++)
 		CHECK_RC(cxl_ring_send(tx, &i, sizeof(i), 0, 0), CXL_OK);
 
 	/* a corrupt cell is reported, not trusted */
 	{
-		/* the next cell to read: max + 1 sized messages, then 8 */
-		uint64_t consumed = max + 1 + 8;
+		/* the next cell to read: max + 1 sized messages, then nsent */
+		uint64_t consumed = max + 1 + (uint64_t)nsent;
 		uint8_t *cell = (uint8_t *)o.ptr + 3 * 64 +
 				(consumed % a.ncells) * a.cell_size;
 		uint64_t saved;
@@ -168,9 +178,13 @@ static void test_costs(cxl_pool *p)
 		for (int k = 0; k < 32; k++)
 			REQUIRE(cxl_ring_send(tx, buf, 48, 0, 0) == CXL_OK);
 		cxl_coh_counters_get(&c1);
-		/* 48 B (one line): exactly 1 line and 1 fence per send */
+		/* 48 B (one line): exactly 1 line and 1 fence per send; the
+		 * producer refreshes its view of the head (one uncached load
+		 * and its fence) at most once, when the ring looks full */
 		CHECK(c1.flush_lines - c0.flush_lines == 32);
-		CHECK(c1.fences - c0.fences == 32);
+		CHECK(c1.nt_loads - c0.nt_loads <= 1);
+		CHECK(c1.fences - c0.fences - (c1.nt_loads - c0.nt_loads) ==
+		      32);
 		cxl_coh_counters_get(&c0);
 		for (int k = 0; k < 32; k++)
 			REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) ==
@@ -186,8 +200,8 @@ static void test_costs(cxl_pool *p)
 	cxl_coh_counters_get(&c0);
 	REQUIRE(cxl_ring_send(tx, buf, 64, 0, 0) == CXL_OK);
 	cxl_coh_counters_get(&c1);
-	CHECK(c1.flush_lines - c0.flush_lines == 2 &&
-	      c1.fences - c0.fences == 1);
+	CHECK(c1.flush_lines - c0.flush_lines == 2);
+	CHECK(c1.fences - c0.fences - (c1.nt_loads - c0.nt_loads) == 1);
 	cxl_coh_counters_get(&c0);
 	REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_OK);
 	cxl_coh_counters_get(&c1);
