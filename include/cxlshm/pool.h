@@ -87,6 +87,12 @@ int cxl_pool_remove(const struct cxl_pool_opts *o, int force);
  */
 int cxl_pool_attach(const struct cxl_pool_opts *o, cxl_pool **out);
 
+/*
+ * A handle belongs to the process that attached; a child made by fork()
+ * must attach on its own (the handle holds a process-table slot, host
+ * lock descriptors and, in emulation, a private cache).
+ */
+
 /* Attach using cxl_opts_from_env(). */
 int cxl_pool_attach_env(cxl_pool **out);
 
