@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/toolutil.h"
 #include "cxlshm/cxlshm.h"
 
 #define TMP_POOL_SIZE (16ull << 20)
@@ -216,20 +217,6 @@ static void coh_add_delta(struct cxl_coh_counters *acc,
 	acc->nt_stores += a->nt_stores - b->nt_stores;
 	acc->nt_loads += a->nt_loads - b->nt_loads;
 	acc->nt_lines += a->nt_lines - b->nt_lines;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Median of v[0..n); sorts v. */
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Smallest cell (a multiple of 64 B, at least MIN_CELL) that holds size. */
@@ -453,7 +440,7 @@ static int pingpong_host0(struct ctx *c, struct result *r)
 	cxl_coh_counters_get(&b);
 	coh_add_delta(&r->pp, &b, &a);
 	r->pp_polls += c->idle - idle;
-	r->lat_us = median(lat, pl->pp_batches);
+	r->lat_us = tool_median(lat, pl->pp_batches);
 	return 0;
 }
 
@@ -1086,52 +1073,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
-/* A private directory holds the pool and its lock files (CXL_RUNDIR). */
-static int tmp_pool_create(struct cxl_pool_opts *o)
-{
-	snprintf(tmp_dir, sizeof(tmp_dir), "/dev/shm/ring_bench-%d.XXXXXX",
-		 (int)getpid());
-	if (!mkdtemp(tmp_dir)) {
-		fprintf(stderr,
-			"ring_bench: cannot create a temporary pool "
-			"directory in /dev/shm: %s; mount a tmpfs on "
-			"/dev/shm, or give an existing pool with --pool PATH\n",
-			strerror(errno));
-		tmp_dir[0] = '\0';
-		return -1;
-	}
-	snprintf(o->path, sizeof(o->path), "%s/pool", tmp_dir);
-	snprintf(o->rundir, sizeof(o->rundir), "%s", tmp_dir);
-	o->create = 1;
-	if (!getenv("CXL_POOL_SIZE"))
-		o->size = TMP_POOL_SIZE;
-	if (!getenv("CXL_ARENA_CAPACITY"))
-		o->capacity = TMP_CAPACITY;
-	return 0;
-}
-
-static void tmp_pool_remove(void)
-{
-	struct dirent *e;
-	DIR *d;
-
-	if (!tmp_dir[0])
-		return;
-	d = opendir(tmp_dir);
-	if (d) {
-		while ((e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-				unlinkat(dirfd(d), e->d_name, 0);
-		closedir(d);
-	}
-	if (rmdir(tmp_dir))
-		fprintf(stderr,
-			"ring_bench: cannot remove the temporary pool "
-			"directory %s: %s; delete it by hand\n",
-			tmp_dir, strerror(errno));
-	tmp_dir[0] = '\0';
-}
-
 /* Environment first (cxl_opts_from_env), then the command line. */
 static int setup_opts(const struct args *a, struct cxl_pool_opts *o)
 {
@@ -1152,7 +1093,8 @@ static int setup_opts(const struct args *a, struct cxl_pool_opts *o)
 			return -1;
 		}
 		strcpy(o->path, a->pool);
-	} else if (!o->path[0] && tmp_pool_create(o)) {
+	} else if (!o->path[0] && tool_tmp_pool_create("ring_bench", o, tmp_dir,
+						       sizeof(tmp_dir))) {
 		return -1;
 	}
 	/* A job of our own: if ring_bench dies, its rings are reclaimed
@@ -1263,7 +1205,7 @@ int main(int argc, char **argv)
 out:
 	child_kill();
 	csv_close(&bx, a.csv);
-	tmp_pool_remove();
+	tool_tmp_pool_remove("ring_bench", tmp_dir);
 	if (interrupted) {
 		fprintf(stderr, "ring_bench: interrupted by signal %d\n",
 			(int)interrupted);

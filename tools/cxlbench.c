@@ -290,52 +290,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 /* ---- the pool ---------------------------------------------------------- */
 
-/*
- * A private directory on /dev/shm holds the temporary pool and the lock
- * files the library keeps next to it (CXL_RUNDIR), so that removing the
- * directory at exit leaves nothing behind.
- */
-static int tmp_pool_create(struct cxl_pool_opts *o)
-{
-	snprintf(tmp_dir, sizeof(tmp_dir), "/dev/shm/cxlbench-%d.XXXXXX",
-		 (int)getpid());
-	if (!mkdtemp(tmp_dir)) {
-		fprintf(stderr,
-			"cxlbench: cannot create a temporary pool "
-			"directory in /dev/shm: %s; mount a tmpfs on /dev/shm, "
-			"or give an existing pool with --pool PATH\n",
-			strerror(errno));
-		tmp_dir[0] = '\0';
-		return -1;
-	}
-	snprintf(o->path, sizeof(o->path), "%s/pool", tmp_dir);
-	snprintf(o->rundir, sizeof(o->rundir), "%s", tmp_dir);
-	o->create = 1;
-	return 0;
-}
-
-static void tmp_pool_remove(void)
-{
-	struct dirent *e;
-	DIR *d;
-
-	if (!tmp_dir[0])
-		return;
-	d = opendir(tmp_dir);
-	if (d) {
-		while ((e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-				unlinkat(dirfd(d), e->d_name, 0);
-		closedir(d);
-	}
-	if (rmdir(tmp_dir))
-		fprintf(stderr,
-			"cxlbench: cannot remove the temporary pool "
-			"directory %s: %s; delete it by hand\n",
-			tmp_dir, strerror(errno));
-	tmp_dir[0] = '\0';
-}
-
 /* Environment first (cxl_opts_from_env), then the command line. */
 static int setup_opts(const struct args *a, struct cxl_pool_opts *o)
 {
@@ -355,7 +309,8 @@ static int setup_opts(const struct args *a, struct cxl_pool_opts *o)
 		}
 		strcpy(o->path, a->pool);
 	} else if (!o->path[0]) {
-		if (tmp_pool_create(o))
+		if (tool_tmp_pool_create("cxlbench", o, tmp_dir,
+					 sizeof(tmp_dir)))
 			return -1;
 		/* Small defaults for a pool that holds one object, unless
 		 * the environment asks otherwise. */
@@ -668,7 +623,7 @@ out:
 	bench_results_free(&bx.results);
 	bench_scratch_free(&bx.scratch);
 	free(bx.dram);
-	tmp_pool_remove();
+	tool_tmp_pool_remove("cxlbench", tmp_dir);
 	if (bench_interrupted)
 		return 128 + bench_interrupted;
 	return status;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/toolutil.h"
 #include "cxlshm/cxlshm.h"
 
 /* Largest transfer of the latency tests (cMPI Fig. 11 goes to 128 KiB). */

@@ -43,20 +43,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Median of v[0..n); sorts v. */
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Fill the per-operation counter columns from two snapshots. */
 static void set_ops(struct bench_result *res, const struct cxl_coh_counters *a,
 		    const struct cxl_coh_counters *b, uint64_t nops)
@@ -211,7 +197,7 @@ static int lat_point(const struct bench_plan *pl, const struct bench_target *t,
 		free(v);
 		return -1;
 	}
-	res.value = median(v, pl->lat_samples);
+	res.value = tool_median(v, pl->lat_samples);
 	set_ops(&res, &c0, &c1, (uint64_t)pl->lat_samples * reps);
 	free(v);
 	return bench_add(r, &res);
@@ -287,7 +273,7 @@ int bench_chase(const struct bench_plan *pl, const struct bench_target *t,
 		free(v);
 		return -1;
 	}
-	res.value = median(v, pl->chase_samples);
+	res.value = tool_median(v, pl->chase_samples);
 	set_ops(&res, &c0, &c1, (uint64_t)pl->chase_samples * s->nlines);
 	free(v);
 	return bench_add(r, &res);
@@ -438,7 +424,7 @@ static int bw_point(const struct bench_plan *pl, const struct bench_target *t,
 		goto stop;
 	/* bytes per nanosecond is GB/s */
 	res.value = (double)(nthreads * c.reps * pl->chunk_bytes) /
-		    median(v, pl->bw_samples);
+		    tool_median(v, pl->bw_samples);
 	set_ops(&res, &c0, &c1, (uint64_t)pl->bw_samples * nthreads * c.reps);
 	rc = bench_add(r, &res);
 stop:

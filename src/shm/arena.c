@@ -323,39 +323,50 @@ out:
 	return rc;
 }
 
+/*
+ * Common start of open, stat and destroy: validate the name, take the
+ * arena lock and find the name in this attachment's job. Returns the
+ * object index with the lock held, or -1 with *rc set and the lock free.
+ */
+static int64_t find_locked(cxl_pool *p, const char *name, const char *op,
+			   uint64_t *slot, int *rc)
+{
+	int64_t idx;
+	int err;
+
+	if ((*rc = check_name(name)) || (*rc = cxl_arena_lock(p)))
+		return -1;
+	idx = lookup(p, name, p->job_id, slot, &err);
+	if (idx >= 0)
+		return idx;
+	*rc = err ? err
+		  : cxl_seterr(CXL_ENOENT,
+			       "cannot %s '%s': no such object in job '%s'; "
+			       "create it first, or check CXL_JOB",
+			       op, name, job_name(p));
+	cxl_arena_unlock(p);
+	return -1;
+}
+
 CXL_EXPORT int cxl_obj_open(cxl_pool *p, const char *name, struct cxl_obj *out)
 {
+	struct obj_ent *e;
 	uint64_t slot;
 	int64_t idx;
-	int rc, err;
+	int rc;
 
 	if (!p || !out)
 		return cxl_seterr(CXL_EINVAL, "cxl_obj_open: NULL argument");
-	if ((rc = check_name(name)))
+	if ((idx = find_locked(p, name, "open", &slot, &rc)) < 0)
 		return rc;
-	if ((rc = cxl_arena_lock(p)))
-		return rc;
-	idx = lookup(p, name, p->job_id, &slot, &err);
-	if (idx < 0) {
-		rc = err ? err
-			 : cxl_seterr(CXL_ENOENT,
-				      "object '%s' does not exist "
-				      "in job '%s': create it first, or check "
-				      "CXL_JOB",
-				      name, job_name(p));
+	e = pool_obj(p, (uint64_t)idx);
+	if (e->refcnt == UINT32_MAX) {
+		rc = cxl_seterr(CXL_EBUSY,
+				"object '%s' has 2^32-1 open handles", name);
 	} else {
-		struct obj_ent *e = pool_obj(p, (uint64_t)idx);
-
-		if (e->refcnt == UINT32_MAX) {
-			rc = cxl_seterr(CXL_EBUSY,
-					"object '%s' has 2^32-1 "
-					"open handles",
-					name);
-		} else {
-			e->refcnt++;
-			md_wr(p, e, CXL_LINE);
-			fill_obj(p, (uint64_t)idx, e, out);
-		}
+		e->refcnt++;
+		md_wr(p, e, CXL_LINE);
+		fill_obj(p, (uint64_t)idx, e, out);
 	}
 	cxl_arena_unlock(p);
 	return rc;
@@ -401,40 +412,30 @@ CXL_EXPORT int cxl_obj_close(struct cxl_obj *o)
 
 CXL_EXPORT int cxl_obj_destroy(cxl_pool *p, const char *name)
 {
+	struct hash_slot *sl;
+	struct obj_ent *e;
 	uint64_t slot;
 	int64_t idx;
-	int rc, err;
+	int rc;
 
 	if (!p)
 		return cxl_seterr(CXL_EINVAL, "cxl_obj_destroy: NULL pool");
-	if ((rc = check_name(name)))
+	if ((idx = find_locked(p, name, "destroy", &slot, &rc)) < 0)
 		return rc;
-	if ((rc = cxl_arena_lock(p)))
-		return rc;
-	idx = lookup(p, name, p->job_id, &slot, &err);
-	if (idx < 0) {
-		rc = err ? err
-			 : cxl_seterr(CXL_ENOENT,
-				      "cannot destroy '%s': no such "
-				      "object in job '%s'",
-				      name, job_name(p));
+	sl = pool_slot(p, slot);
+	e = pool_obj(p, (uint64_t)idx);
+	sl->idx1 = 0;
+	sl->tag = 0;
+	md_wr(p, sl, sizeof(*sl));
+	if (e->refcnt == 0) {
+		cxl_obj_release_locked(p, (uint64_t)idx);
 	} else {
-		struct hash_slot *sl = pool_slot(p, slot);
-		struct obj_ent *e = pool_obj(p, (uint64_t)idx);
-
-		sl->idx1 = 0;
-		sl->tag = 0;
-		md_wr(p, sl, sizeof(*sl));
-		if (e->refcnt == 0) {
-			cxl_obj_release_locked(p, (uint64_t)idx);
-		} else {
-			e->state = OBJ_UNLINKED;
-			md_wr(p, e, CXL_LINE);
-			ctl_count(p, -1, 1);
-		}
+		e->state = OBJ_UNLINKED;
+		md_wr(p, e, CXL_LINE);
+		ctl_count(p, -1, 1);
 	}
 	cxl_arena_unlock(p);
-	return rc;
+	return CXL_OK;
 }
 
 static void fill_stat(struct cxl_pool *p, const struct obj_ent *e,
@@ -460,25 +461,16 @@ CXL_EXPORT int cxl_obj_stat(cxl_pool *p, const char *name,
 {
 	uint64_t slot;
 	int64_t idx;
-	int rc, err;
+	int rc;
 
 	if (!p || !st)
 		return cxl_seterr(CXL_EINVAL, "cxl_obj_stat: NULL argument");
-	if ((rc = check_name(name)))
+	if ((idx = find_locked(p, name, "stat", &slot, &rc)) < 0)
 		return rc;
-	if ((rc = cxl_arena_lock(p)))
-		return rc;
-	idx = lookup(p, name, p->job_id, &slot, &err);
-	if (idx < 0)
-		rc = err ? err
-			 : cxl_seterr(CXL_ENOENT, "no object '%s' in job '%s'",
-				      name, job_name(p));
-	else {
-		fill_stat(p, pool_obj(p, (uint64_t)idx), st);
-		strcpy(st->job, p->opts.job);
-	}
+	fill_stat(p, pool_obj(p, (uint64_t)idx), st);
+	strcpy(st->job, p->opts.job);
 	cxl_arena_unlock(p);
-	return rc;
+	return CXL_OK;
 }
 
 /* Names of the jobs with live processes, read once per listing batch. */
