@@ -1049,60 +1049,21 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			fprintf(stderr,
-				"ring_bench: %s needs a value; see "
-				"'ring_bench --help'\n",
-				argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr,
-				"ring_bench: unknown or malformed "
-				"option '%s'; see 'ring_bench --help'\n",
-				argv[optind - 1]);
-			return 2;
+			return tool_usage_error("ring_bench", c,
+						argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"ring_bench: unexpected argument '%s'; options "
-			"start with --, see 'ring_bench --help'\n",
-			argv[optind]);
-		return 2;
-	}
+	if (optind < argc)
+		return tool_usage_error("ring_bench", 0, argv[optind]);
 	return 0;
 }
 
 /* Environment first (cxl_opts_from_env), then the command line. */
 static int setup_opts(const struct args *a, struct cxl_pool_opts *o)
 {
-	int rc = cxl_opts_from_env(o);
-
-	if (rc) {
-		fprintf(stderr, "ring_bench: invalid environment: %s\n",
-			lib_msg(rc));
-		return -1;
-	}
-	if (a->pool) {
-		if (strlen(a->pool) >= sizeof(o->path)) {
-			fprintf(stderr,
-				"ring_bench: --pool path is longer "
-				"than %zu bytes; use a shorter path or a "
-				"symlink\n",
-				sizeof(o->path) - 1);
-			return -1;
-		}
-		strcpy(o->path, a->pool);
-	} else if (!o->path[0] && tool_tmp_pool_create("ring_bench", o, tmp_dir,
-						       sizeof(tmp_dir))) {
-		return -1;
-	}
-	/* A job of our own: if ring_bench dies, its rings are reclaimed
-	 * with the job ('cxlpool gc', or the next attach on this host). */
-	if (!getenv("CXL_JOB"))
-		snprintf(o->job, sizeof(o->job), "ring_bench-%d",
-			 (int)getpid());
-	return 0;
+	return tool_pool_opts("ring_bench", a->pool, o, tmp_dir,
+			      sizeof(tmp_dir));
 }
 
 static int csv_open(struct bench *bx, const char *path)

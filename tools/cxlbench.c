@@ -264,27 +264,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			fprintf(stderr,
-				"cxlbench: %s needs a value; see "
-				"'cxlbench --help'\n",
-				argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr,
-				"cxlbench: unknown or malformed option "
-				"'%s'; see 'cxlbench --help'\n",
-				argv[optind - 1]);
-			return 2;
+			return tool_usage_error("cxlbench", c,
+						argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"cxlbench: unexpected argument '%s'; options "
-			"start with --, see 'cxlbench --help'\n",
-			argv[optind]);
-		return 2;
-	}
+	if (optind < argc)
+		return tool_usage_error("cxlbench", 0, argv[optind]);
 	return 0;
 }
 
@@ -293,38 +279,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 /* Environment first (cxl_opts_from_env), then the command line. */
 static int setup_opts(const struct args *a, struct cxl_pool_opts *o)
 {
-	int rc = cxl_opts_from_env(o);
-
-	if (rc) {
-		lib_err("invalid environment", rc);
+	if (tool_pool_opts("cxlbench", a->pool, o, tmp_dir, sizeof(tmp_dir)))
 		return -1;
-	}
-	if (a->pool) {
-		if (strlen(a->pool) >= sizeof(o->path)) {
-			fprintf(stderr,
-				"cxlbench: --pool path is longer than "
-				"%zu bytes; use a shorter path or a symlink\n",
-				sizeof(o->path) - 1);
-			return -1;
-		}
-		strcpy(o->path, a->pool);
-	} else if (!o->path[0]) {
-		if (tool_tmp_pool_create("cxlbench", o, tmp_dir,
-					 sizeof(tmp_dir)))
-			return -1;
-		/* Small defaults for a pool that holds one object, unless
-		 * the environment asks otherwise. */
-		if (!getenv("CXL_POOL_SIZE"))
-			o->size = TMP_POOL_SIZE;
-		if (!getenv("CXL_ARENA_CAPACITY"))
-			o->capacity = TMP_CAPACITY;
-	}
+	/* Small defaults for a temporary pool that holds one object,
+	 * unless the environment asks otherwise. */
+	if (tmp_dir[0] && !getenv("CXL_POOL_SIZE"))
+		o->size = TMP_POOL_SIZE;
+	if (tmp_dir[0] && !getenv("CXL_ARENA_CAPACITY"))
+		o->capacity = TMP_CAPACITY;
 	if (a->size)
 		o->size = a->size;
-	/* A job of our own: if cxlbench dies, 'cxlpool gc' (or the next
-	 * attach on this host) reclaims its object. */
-	if (!getenv("CXL_JOB"))
-		snprintf(o->job, sizeof(o->job), "cxlbench-%d", (int)getpid());
 	return 0;
 }
 

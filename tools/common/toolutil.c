@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "toolutil.h"
 
+#include "cxlshm/error.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +50,50 @@ void tool_tmp_pool_remove(const char *prog, char *dir)
 			"%s; delete it by hand\n",
 			prog, dir, strerror(errno));
 	dir[0] = '\0';
+}
+
+int tool_pool_opts(const char *prog, const char *pool_arg,
+		   struct cxl_pool_opts *o, char *tmp_dir, size_t dirlen)
+{
+	if (cxl_opts_from_env(o)) {
+		fprintf(stderr, "%s: invalid environment: %s\n", prog,
+			cxl_errmsg());
+		return -1;
+	}
+	if (pool_arg) {
+		if (strlen(pool_arg) >= sizeof(o->path)) {
+			fprintf(stderr,
+				"%s: --pool path is longer than %zu bytes; "
+				"use a shorter path or a symlink\n",
+				prog, sizeof(o->path) - 1);
+			return -1;
+		}
+		strcpy(o->path, pool_arg);
+	} else if (!o->path[0] &&
+		   tool_tmp_pool_create(prog, o, tmp_dir, dirlen)) {
+		return -1;
+	}
+	if (!getenv("CXL_JOB"))
+		snprintf(o->job, sizeof(o->job), "%s-%d", prog, (int)getpid());
+	return 0;
+}
+
+int tool_usage_error(const char *prog, int c, const char *arg)
+{
+	if (c == ':')
+		fprintf(stderr, "%s: %s needs a value; see '%s --help'\n", prog,
+			arg, prog);
+	else if (c)
+		fprintf(stderr,
+			"%s: unknown or malformed option '%s'; see '%s "
+			"--help'\n",
+			prog, arg, prog);
+	else
+		fprintf(stderr,
+			"%s: unexpected argument '%s'; options start with "
+			"--, see '%s --help'\n",
+			prog, arg, prog);
+	return 2;
 }
 
 static int cmp_double(const void *a, const void *b)
