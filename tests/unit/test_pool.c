@@ -4,6 +4,7 @@
  * and a message that names the fix, and none of them damages a pool.
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -295,6 +296,66 @@ static void test_create_race(void)
 	tpool_cleanup(&tp);
 }
 
+/* The process table fills with CXL_ENOPROC; a slot frees on detach. */
+static void test_proc_table_full(void)
+{
+	struct tpool tp;
+	struct cxl_pool_opts o;
+	cxl_pool *p[8], *extra;
+
+	tpool_init(&tp, "procs");
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+	o.max_procs = 8;
+	for (int i = 0; i < 8; i++)
+		REQUIRE(cxl_pool_attach(&o, &p[i]) == CXL_OK);
+	CHECK_RC(cxl_pool_attach(&o, &extra), CXL_ENOPROC);
+	CHECK(strstr(cxl_errmsg(), "CXL_MAX_PROCS") != NULL);
+	cxl_pool_detach(p[3]);
+	CHECK_RC(cxl_pool_attach(&o, &p[3]), CXL_OK);
+	for (int i = 0; i < 8; i++)
+		cxl_pool_detach(p[i]);
+	tpool_cleanup(&tp);
+}
+
+/* Another machine (here: a UTS namespace with its own hostname) using a
+ * host id that a live host holds is refused with CXL_EHOSTID. */
+static void test_host_id_conflict(void)
+{
+	struct tpool tp;
+	struct cxl_pool_opts o;
+	cxl_pool *p;
+	pid_t pid;
+	int st;
+
+	tpool_init(&tp, "hostid");
+	topts(&o, &tp, CXL_COH_COHERENT, 2, 0);
+	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		cxl_pool *q;
+
+		if (unshare(CLONE_NEWUTS) != 0 ||
+		    sethostname("other-machine", 13) != 0)
+			_exit(77); /* needs CAP_SYS_ADMIN */
+		if (cxl_pool_attach(&o, &q) != CXL_EHOSTID ||
+		    !strstr(cxl_errmsg(), "CXL_HOST_ID=2 is in use"))
+			_exit(1);
+		/* a free host id works from the same machine */
+		o.host_id = 3;
+		_exit(cxl_pool_attach(&o, &q) == CXL_OK ? 0 : 2);
+	}
+	waitpid(pid, &st, 0);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		printf("test_host_id_conflict: skipped, no CAP_SYS_ADMIN for a "
+		       "UTS namespace\n");
+	else
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	cxl_pool_detach(p);
+	tpool_cleanup(&tp);
+}
+
 /* 64-bit offsets: a 6 GiB sparse pool, objects placed beyond 4 GiB. */
 static void test_big_pool(void)
 {
@@ -348,5 +409,7 @@ int main(void)
 	test_attach_errors();
 	test_create_race();
 	test_big_pool();
+	test_proc_table_full();
+	test_host_id_conflict();
 	return t_report("test_pool");
 }
