@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Address vectors (FI_AV_TABLE and FI_AV_MAP; both hand out table
+ * indices). An address from another pool, or one that is malformed, is
+ * refused with FI_ADDR_NOTAVAIL and a log line that says why.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlfi.h"
+
+/* endpoint index -> fi_addr + 1, for FI_SOURCE on receive */
+struct av_rev {
+	fi_addr_t *map;
+	size_t n;
+};
+
+static struct av_rev *rev_of(struct cxlfi_av *av)
+{
+	return (struct av_rev *)(av + 1);
+}
+
+static int av_close(struct fid *fid)
+{
+	struct cxlfi_av *av = (struct cxlfi_av *)fid;
+
+	if (av->refs)
+		return -FI_EBUSY;
+	av->dom->refs--;
+	free(rev_of(av)->map);
+	free(av->tab);
+	free(av);
+	return 0;
+}
+
+static struct fi_ops av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = av_close,
+	.bind = cxlfi_no_bind,
+	.control = cxlfi_no_control,
+	.ops_open = cxlfi_no_ops_open,
+};
+
+static bool addr_ok(struct cxlfi_av *av, const struct cxlfi_addr *a)
+{
+	struct cxl_pool_info pi;
+
+	cxl_pool_info(av->dom->pool, &pi);
+	if (a->magic != CXLFI_ADDR_MAGIC || a->version != 1) {
+		CXLFI_WARN(FI_LOG_AV,
+			   "not a cxl provider address (magic "
+			   "%#x): was it made by another provider?\n",
+			   a->magic);
+		return false;
+	}
+	if (memcmp(a->pool_uuid, pi.uuid, sizeof(pi.uuid))) {
+		CXLFI_WARN(FI_LOG_AV,
+			   "address of endpoint %u belongs to "
+			   "another CXL pool: every process must use the same "
+			   "CXL_POOL\n",
+			   a->index);
+		return false;
+	}
+	if (a->index >= cxlfi_params.max_eps) {
+		CXLFI_WARN(FI_LOG_AV,
+			   "endpoint index %u beyond FI_CXL_MAX_EPS "
+			   "(%zu): all processes must use the same value\n",
+			   a->index, cxlfi_params.max_eps);
+		return false;
+	}
+	return true;
+}
+
+static int av_insert(struct fid_av *fav, const void *addr, size_t count,
+		     fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct cxlfi_av *av = (struct cxlfi_av *)fav;
+	const struct cxlfi_addr *a = addr;
+	struct av_rev *rv = rev_of(av);
+	int done = 0;
+
+	(void)flags;
+	(void)context;
+	pthread_mutex_lock(&av->dom->lock);
+	if (av->count + count > av->cap) {
+		size_t cap = av->cap ? av->cap : 64;
+		struct cxlfi_av_entry *t;
+
+		while (cap < av->count + count)
+			cap *= 2;
+		t = realloc(av->tab, cap * sizeof(*t));
+		if (!t) {
+			pthread_mutex_unlock(&av->dom->lock);
+			return -FI_ENOMEM;
+		}
+		av->tab = t;
+		av->cap = cap;
+	}
+	for (size_t i = 0; i < count; i++) {
+		fi_addr_t fa = FI_ADDR_NOTAVAIL;
+
+		if (addr_ok(av, &a[i])) {
+			fa = av->count++;
+			av->tab[fa].addr = a[i];
+			av->tab[fa].valid = true;
+			if (a[i].index < rv->n)
+				rv->map[a[i].index] = fa + 1;
+			done++;
+		}
+		if (fi_addr)
+			fi_addr[i] = fa;
+	}
+	pthread_mutex_unlock(&av->dom->lock);
+	return done;
+}
+
+static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
+		     uint64_t flags)
+{
+	struct cxlfi_av *av = (struct cxlfi_av *)fav;
+	int rc = 0;
+
+	(void)flags;
+	pthread_mutex_lock(&av->dom->lock);
+	for (size_t i = 0; i < count; i++) {
+		fi_addr_t fa = fi_addr[i];
+
+		if (fa >= av->count || !av->tab[fa].valid) {
+			rc = -FI_EINVAL;
+			continue;
+		}
+		av->tab[fa].valid = false;
+		if (av->tab[fa].addr.index < rev_of(av)->n &&
+		    rev_of(av)->map[av->tab[fa].addr.index] == fa + 1)
+			rev_of(av)->map[av->tab[fa].addr.index] = 0;
+	}
+	pthread_mutex_unlock(&av->dom->lock);
+	return rc;
+}
+
+static int av_lookup(struct fid_av *fav, fi_addr_t fa, void *addr,
+		     size_t *addrlen)
+{
+	struct cxlfi_av *av = (struct cxlfi_av *)fav;
+	size_t n = *addrlen;
+
+	if (fa >= av->count || !av->tab[fa].valid)
+		return -FI_EINVAL;
+	memcpy(addr, &av->tab[fa].addr,
+	       n < sizeof(struct cxlfi_addr) ? n : sizeof(struct cxlfi_addr));
+	*addrlen = sizeof(struct cxlfi_addr);
+	return 0;
+}
+
+static const char *av_straddr(struct fid_av *fav, const void *addr, char *buf,
+			      size_t *len)
+{
+	const struct cxlfi_addr *a = addr;
+	char tmp[96];
+	int n;
+
+	(void)fav;
+	n = snprintf(tmp, sizeof(tmp), "cxl://host%u/ep%u.%u", a->host,
+		     a->index, a->gen);
+	if (*len)
+		snprintf(buf, *len, "%s", tmp);
+	*len = (size_t)n + 1;
+	return buf;
+}
+
+static int av_insertsvc(struct fid_av *av, const char *node,
+			const char *service, fi_addr_t *fi_addr, uint64_t flags,
+			void *context)
+{
+	(void)av;
+	(void)node;
+	(void)service;
+	(void)fi_addr;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
+			const char *service, size_t svccnt, fi_addr_t *fi_addr,
+			uint64_t flags, void *context)
+{
+	(void)av;
+	(void)node;
+	(void)nodecnt;
+	(void)service;
+	(void)svccnt;
+	(void)fi_addr;
+	(void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_av av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = av_insert,
+	.insertsvc = av_insertsvc,
+	.insertsym = av_insertsym,
+	.remove = av_remove,
+	.lookup = av_lookup,
+	.straddr = av_straddr,
+	.av_set = NULL,
+};
+
+int cxlfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		  struct fid_av **out, void *context)
+{
+	struct cxlfi_domain *d = (struct cxlfi_domain *)domain;
+	struct cxlfi_av *av;
+
+	if (attr && attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
+	    attr->type != FI_AV_MAP)
+		return -FI_EINVAL;
+	if (attr && (attr->flags & (FI_EVENT | FI_READ)))
+		return -FI_ENOSYS;
+	av = calloc(1, sizeof(*av) + sizeof(struct av_rev));
+	if (!av)
+		return -FI_ENOMEM;
+	rev_of(av)->n = cxlfi_params.max_eps;
+	rev_of(av)->map = calloc(rev_of(av)->n, sizeof(fi_addr_t));
+	if (!rev_of(av)->map) {
+		free(av);
+		return -FI_ENOMEM;
+	}
+	av->dom = d;
+	av->type = attr && attr->type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE;
+	av->fid.fid.fclass = FI_CLASS_AV;
+	av->fid.fid.context = context;
+	av->fid.fid.ops = &av_fi_ops;
+	av->fid.ops = &av_ops;
+	d->refs++;
+	*out = &av->fid;
+	return 0;
+}
+
+const struct cxlfi_av_entry *cxlfi_av_get(struct cxlfi_av *av, fi_addr_t a)
+{
+	if (!av || a >= av->count || !av->tab[a].valid)
+		return NULL;
+	return &av->tab[a];
+}
+
+fi_addr_t cxlfi_av_reverse(struct cxlfi_av *av, uint32_t index)
+{
+	if (!av || index >= rev_of(av)->n || !rev_of(av)->map[index])
+		return FI_ADDR_NOTAVAIL;
+	return rev_of(av)->map[index] - 1;
+}

@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completion queues (CONTEXT, MSG, DATA and TAGGED formats) and counters.
+ * Progress is manual: reading a CQ or counter progresses the endpoints
+ * bound to it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlfi.h"
+
+static void progress_eps(struct cxlfi_ep **eps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cxlfi_progress(eps[i]);
+}
+
+static int add_ep(struct cxlfi_ep ***eps, size_t *n, struct cxlfi_ep *ep)
+{
+	struct cxlfi_ep **v;
+
+	for (size_t i = 0; i < *n; i++)
+		if ((*eps)[i] == ep)
+			return 0; /* bound for both directions: once */
+	v = realloc(*eps, (*n + 1) * sizeof(*v));
+
+	if (!v)
+		return -FI_ENOMEM;
+	v[(*n)++] = ep;
+	*eps = v;
+	return 0;
+}
+
+static void del_ep(struct cxlfi_ep **eps, size_t *n, struct cxlfi_ep *ep)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (eps[i] == ep) {
+			eps[i] = eps[--(*n)];
+			return;
+		}
+}
+
+/* ---- completion queue --------------------------------------------------- */
+
+static size_t entry_size(enum fi_cq_format f)
+{
+	switch (f) {
+	case FI_CQ_FORMAT_CONTEXT:
+		return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG:
+		return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA:
+		return sizeof(struct fi_cq_data_entry);
+	default:
+		return sizeof(struct fi_cq_tagged_entry);
+	}
+}
+
+int cxlfi_cq_push(struct cxlfi_cq *cq, void *ctx, uint64_t flags, size_t len,
+		  void *buf, uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	struct cxlfi_cqe *e;
+
+	if (cq->count == cq->cap) {
+		/* grow rather than lose a completion */
+		size_t cap = cq->cap * 2;
+		struct cxlfi_cqe *r = malloc(cap * sizeof(*r));
+
+		if (!r)
+			return -FI_ENOMEM;
+		for (size_t i = 0; i < cq->count; i++)
+			r[i] = cq->ring[(cq->head + i) % cq->cap];
+		free(cq->ring);
+		cq->ring = r;
+		cq->cap = cap;
+		cq->head = 0;
+	}
+	e = &cq->ring[(cq->head + cq->count++) % cq->cap];
+	e->e.op_context = ctx;
+	e->e.flags = flags;
+	e->e.len = len;
+	e->e.buf = buf;
+	e->e.data = data;
+	e->e.tag = tag;
+	e->src = src;
+	return 0;
+}
+
+int cxlfi_cq_push_err(struct cxlfi_cq *cq, void *ctx, uint64_t flags,
+		      size_t len, void *buf, uint64_t data, uint64_t tag,
+		      size_t olen, int err)
+{
+	struct cxlfi_cqerr *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -FI_ENOMEM;
+	e->e.op_context = ctx;
+	e->e.flags = flags;
+	e->e.len = len;
+	e->e.buf = buf;
+	e->e.data = data;
+	e->e.tag = tag;
+	e->e.olen = olen;
+	e->e.err = err;
+	e->e.prov_errno = err;
+	if (cq->err_tail)
+		cq->err_tail->next = e;
+	else
+		cq->err_head = e;
+	cq->err_tail = e;
+	return 0;
+}
+
+int cxlfi_cq_attach_ep(struct cxlfi_cq *cq, struct cxlfi_ep *ep)
+{
+	return add_ep(&cq->eps, &cq->neps, ep);
+}
+
+void cxlfi_cq_detach_ep(struct cxlfi_cq *cq, struct cxlfi_ep *ep)
+{
+	del_ep(cq->eps, &cq->neps, ep);
+}
+
+static void copy_entry(struct cxlfi_cq *cq, void *dst,
+		       const struct cxlfi_cqe *s)
+{
+	switch (cq->format) {
+	case FI_CQ_FORMAT_CONTEXT: {
+		struct fi_cq_entry *d = dst;
+
+		d->op_context = s->e.op_context;
+		break;
+	}
+	case FI_CQ_FORMAT_MSG: {
+		struct fi_cq_msg_entry *d = dst;
+
+		d->op_context = s->e.op_context;
+		d->flags = s->e.flags;
+		d->len = s->e.len;
+		break;
+	}
+	case FI_CQ_FORMAT_DATA: {
+		struct fi_cq_data_entry *d = dst;
+
+		d->op_context = s->e.op_context;
+		d->flags = s->e.flags;
+		d->len = s->e.len;
+		d->buf = s->e.buf;
+		d->data = s->e.data;
+		break;
+	}
+	default:
+		memcpy(dst, &s->e, sizeof(s->e));
+		break;
+	}
+}
+
+static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
+			   fi_addr_t *src)
+{
+	struct cxlfi_cq *cq = (struct cxlfi_cq *)fcq;
+	size_t n = 0, es = entry_size(cq->format);
+	ssize_t rc;
+
+	pthread_mutex_lock(&cq->dom->lock);
+	progress_eps(cq->eps, cq->neps);
+	if (cq->err_head) {
+		rc = -FI_EAVAIL;
+		goto out;
+	}
+	for (; n < count && cq->count; n++) {
+		const struct cxlfi_cqe *e = &cq->ring[cq->head];
+
+		copy_entry(cq, (uint8_t *)buf + n * es, e);
+		if (src)
+			src[n] = e->src;
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->count--;
+	}
+	rc = n ? (ssize_t)n : -FI_EAGAIN;
+out:
+	pthread_mutex_unlock(&cq->dom->lock);
+	return rc;
+}
+
+static ssize_t cq_read(struct fid_cq *fcq, void *buf, size_t count)
+{
+	return cq_readfrom(fcq, buf, count, NULL);
+}
+
+static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
+			  uint64_t flags)
+{
+	struct cxlfi_cq *cq = (struct cxlfi_cq *)fcq;
+	struct cxlfi_cqerr *e;
+
+	(void)flags;
+	pthread_mutex_lock(&cq->dom->lock);
+	e = cq->err_head;
+	if (!e) {
+		pthread_mutex_unlock(&cq->dom->lock);
+		return -FI_EAGAIN;
+	}
+	cq->err_head = e->next;
+	if (!cq->err_head)
+		cq->err_tail = NULL;
+	pthread_mutex_unlock(&cq->dom->lock);
+	/* err_data stays the caller's (we provide none) */
+	buf->op_context = e->e.op_context;
+	buf->flags = e->e.flags;
+	buf->len = e->e.len;
+	buf->buf = e->e.buf;
+	buf->data = e->e.data;
+	buf->tag = e->e.tag;
+	buf->olen = e->e.olen;
+	buf->err = e->e.err;
+	buf->prov_errno = e->e.prov_errno;
+	buf->err_data_size = 0;
+	free(e);
+	return 1;
+}
+
+static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
+			    fi_addr_t *src, const void *cond, int timeout)
+{
+	uint64_t end = timeout >= 0 ? cxlfi_now_ms() + (uint64_t)timeout : 0;
+	struct cxl_backoff b;
+	ssize_t rc;
+
+	(void)cond;
+	cxl_backoff_init(&b, 0);
+	for (;;) {
+		rc = cq_readfrom(fcq, buf, count, src);
+		if (rc != -FI_EAGAIN)
+			return rc;
+		if (timeout >= 0 && cxlfi_now_ms() >= end)
+			return -FI_EAGAIN;
+		cxl_backoff_wait(&b);
+	}
+}
+
+static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
+			const void *cond, int timeout)
+{
+	return cq_sreadfrom(fcq, buf, count, NULL, cond, timeout);
+}
+
+static int cq_signal(struct fid_cq *cq)
+{
+	(void)cq;
+	return 0;
+}
+
+static const char *cq_strerror(struct fid_cq *cq, int prov_errno,
+			       const void *err_data, char *buf, size_t len)
+{
+	(void)cq;
+	(void)err_data;
+	if (buf && len)
+		snprintf(buf, len, "%s", fi_strerror(prov_errno));
+	return fi_strerror(prov_errno);
+}
+
+static int cq_close(struct fid *fid)
+{
+	struct cxlfi_cq *cq = (struct cxlfi_cq *)fid;
+
+	if (cq->refs)
+		return -FI_EBUSY;
+	while (cq->err_head) {
+		struct cxlfi_cqerr *e = cq->err_head;
+
+		cq->err_head = e->next;
+		free(e);
+	}
+	cq->dom->refs--;
+	free(cq->eps);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+static struct fi_ops cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = cq_close,
+	.bind = cxlfi_no_bind,
+	.control = cxlfi_no_control,
+	.ops_open = cxlfi_no_ops_open,
+};
+
+static struct fi_ops_cq cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = cq_read,
+	.readfrom = cq_readfrom,
+	.readerr = cq_readerr,
+	.sread = cq_sread,
+	.sreadfrom = cq_sreadfrom,
+	.signal = cq_signal,
+	.strerror = cq_strerror,
+};
+
+int cxlfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		  struct fid_cq **out, void *context)
+{
+	struct cxlfi_domain *d = (struct cxlfi_domain *)domain;
+	struct cxlfi_cq *cq;
+
+	if (attr && attr->wait_obj != FI_WAIT_NONE &&
+	    attr->wait_obj != FI_WAIT_UNSPEC)
+		return -FI_ENOSYS;
+	if (attr && attr->format != FI_CQ_FORMAT_UNSPEC &&
+	    attr->format != FI_CQ_FORMAT_CONTEXT &&
+	    attr->format != FI_CQ_FORMAT_MSG &&
+	    attr->format != FI_CQ_FORMAT_DATA &&
+	    attr->format != FI_CQ_FORMAT_TAGGED)
+		return -FI_ENOSYS;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->dom = d;
+	cq->format = attr && attr->format != FI_CQ_FORMAT_UNSPEC
+			     ? attr->format
+			     : FI_CQ_FORMAT_CONTEXT;
+	cq->cap = attr && attr->size ? attr->size : 1024;
+	cq->ring = calloc(cq->cap, sizeof(*cq->ring));
+	if (!cq->ring) {
+		free(cq);
+		return -FI_ENOMEM;
+	}
+	cq->fid.fid.fclass = FI_CLASS_CQ;
+	cq->fid.fid.context = context;
+	cq->fid.fid.ops = &cq_fi_ops;
+	cq->fid.ops = &cq_ops;
+	d->refs++;
+	*out = &cq->fid;
+	return 0;
+}
+
+/* ---- counters ----------------------------------------------------------- */
+
+int cxlfi_cntr_attach_ep(struct cxlfi_cntr *c, struct cxlfi_ep *ep)
+{
+	return add_ep(&c->eps, &c->neps, ep);
+}
+
+void cxlfi_cntr_detach_ep(struct cxlfi_cntr *c, struct cxlfi_ep *ep)
+{
+	del_ep(c->eps, &c->neps, ep);
+}
+
+void cxlfi_cntr_inc(struct cxlfi_cntr *c, bool err)
+{
+	if (c) {
+		if (err)
+			c->err++;
+		else
+			c->value++;
+	}
+}
+
+static uint64_t cntr_read(struct fid_cntr *fc)
+{
+	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fc;
+	uint64_t v;
+
+	pthread_mutex_lock(&c->dom->lock);
+	progress_eps(c->eps, c->neps);
+	v = c->value;
+	pthread_mutex_unlock(&c->dom->lock);
+	return v;
+}
+
+static uint64_t cntr_readerr(struct fid_cntr *fc)
+{
+	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fc;
+	uint64_t v;
+
+	pthread_mutex_lock(&c->dom->lock);
+	v = c->err;
+	pthread_mutex_unlock(&c->dom->lock);
+	return v;
+}
+
+static int cntr_update(struct fid_cntr *fc, uint64_t v, bool err, bool add)
+{
+	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fc;
+	uint64_t *p = err ? &c->err : &c->value;
+
+	pthread_mutex_lock(&c->dom->lock);
+	*p = add ? *p + v : v;
+	pthread_mutex_unlock(&c->dom->lock);
+	return 0;
+}
+
+static int cntr_add(struct fid_cntr *c, uint64_t v)
+{
+	return cntr_update(c, v, false, true);
+}
+
+static int cntr_set(struct fid_cntr *c, uint64_t v)
+{
+	return cntr_update(c, v, false, false);
+}
+
+static int cntr_adderr(struct fid_cntr *c, uint64_t v)
+{
+	return cntr_update(c, v, true, true);
+}
+
+static int cntr_seterr(struct fid_cntr *c, uint64_t v)
+{
+	return cntr_update(c, v, true, false);
+}
+
+static int cntr_wait(struct fid_cntr *fc, uint64_t threshold, int timeout)
+{
+	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fc;
+	uint64_t end = timeout >= 0 ? cxlfi_now_ms() + (uint64_t)timeout : 0;
+	uint64_t err0 = cntr_readerr(fc);
+	struct cxl_backoff b;
+
+	cxl_backoff_init(&b, 0);
+	while (cntr_read(fc) < threshold) {
+		if (cntr_readerr(fc) != err0)
+			return -FI_EAVAIL;
+		if (timeout >= 0 && cxlfi_now_ms() >= end)
+			return -FI_ETIMEDOUT;
+		cxl_backoff_wait(&b);
+	}
+	(void)c;
+	return 0;
+}
+
+static int cntr_close(struct fid *fid)
+{
+	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fid;
+
+	if (c->refs)
+		return -FI_EBUSY;
+	c->dom->refs--;
+	free(c->eps);
+	free(c);
+	return 0;
+}
+
+static struct fi_ops cntr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = cntr_close,
+	.bind = cxlfi_no_bind,
+	.control = cxlfi_no_control,
+	.ops_open = cxlfi_no_ops_open,
+};
+
+static struct fi_ops_cntr cntr_ops = {
+	.size = sizeof(struct fi_ops_cntr),
+	.read = cntr_read,
+	.readerr = cntr_readerr,
+	.add = cntr_add,
+	.set = cntr_set,
+	.wait = cntr_wait,
+	.adderr = cntr_adderr,
+	.seterr = cntr_seterr,
+};
+
+int cxlfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		    struct fid_cntr **out, void *context)
+{
+	struct cxlfi_domain *d = (struct cxlfi_domain *)domain;
+	struct cxlfi_cntr *c;
+
+	if (attr && attr->wait_obj != FI_WAIT_NONE &&
+	    attr->wait_obj != FI_WAIT_UNSPEC)
+		return -FI_ENOSYS;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -FI_ENOMEM;
+	c->dom = d;
+	c->fid.fid.fclass = FI_CLASS_CNTR;
+	c->fid.fid.context = context;
+	c->fid.fid.ops = &cntr_fi_ops;
+	c->fid.ops = &cntr_ops;
+	d->refs++;
+	*out = &c->fid;
+	return 0;
+}

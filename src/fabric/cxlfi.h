@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libfabric provider "cxl": RDM endpoints over a CXL shared-memory pool.
+ *
+ * Objects: fabric -> domain -> {av, cq, cntr, mr, ep}. One process-wide
+ * pool attachment (libcxlshm) is shared by all of them.
+ *
+ * Endpoints and channels (docs/fabric.md):
+ *  - an endpoint publishes itself as the arena object "cxlfi.ep.<i>"; its
+ *    index i and that object's generation form its address, together with
+ *    the pool uuid;
+ *  - the object holds the endpoint's inbox: one 64-byte line per possible
+ *    sender index, written only by that sender;
+ *  - the first send from A to B creates the ring object
+ *    "cxlfi.ch.<A>.<B>" (A produces, B consumes) and announces it in B's
+ *    inbox line A. Channels exist only between peers that talk, so pool
+ *    memory grows with the pairs in use, not with N^2 x cells;
+ *  - progress polls only the channels that exist, and scans the inbox
+ *    every FI_CXL_INBOX_POLL calls (or when idle).
+ */
+#ifndef CXLFI_H
+#define CXLFI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "cxlshm/cxlshm.h"
+
+#define CXLFI_NAME "cxl"
+#define CXLFI_PROV_VERSION FI_VERSION(0, 1)
+#define CXLFI_ADDR_MAGIC 0x41445843u /* "CXDA" */
+#define CXLFI_EP_MAGIC 0x50454946584c4343ull
+#define CXLFI_TAG_FORMAT 0xaaaaaaaaaaaaaaaaull /* 64 tag bits, incl. 63 */
+#define CXLFI_CQ_DATA_SIZE 8
+#define CXLFI_MAX_MSG (1ull << 30)
+
+extern struct fi_provider cxlfi_prov;
+
+#define CXLFI_WARN(subsys, ...) FI_WARN(&cxlfi_prov, subsys, __VA_ARGS__)
+#define CXLFI_INFO(subsys, ...) FI_INFO(&cxlfi_prov, subsys, __VA_ARGS__)
+
+/* FI_CXL_* parameters (fi_cxl(7)), read once at fi_prov_ini/getinfo. */
+struct cxlfi_params {
+	size_t max_eps;	    /* FI_CXL_MAX_EPS: endpoint indices per pool */
+	size_t cell_size;   /* FI_CXL_CELL_SIZE: ring cell bytes */
+	size_t ncells;	    /* FI_CXL_CELLS: cells per channel */
+	size_t inbox_poll;  /* FI_CXL_INBOX_POLL: progress calls per scan */
+	size_t unexp_limit; /* FI_CXL_UNEXP_LIMIT: unexpected bytes */
+};
+extern struct cxlfi_params cxlfi_params;
+
+/* The address of an endpoint, as fi_getname returns it. */
+struct cxlfi_addr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t reserved;
+	uint8_t pool_uuid[16];
+	uint32_t host;
+	uint32_t index; /* endpoint index in the pool */
+	uint32_t gen;	/* generation of its "cxlfi.ep.<i>" object */
+	uint32_t pad;
+};
+
+/* Process-wide pool attachment, shared by every fabric. */
+int cxlfi_pool_get(cxl_pool **pool);
+void cxlfi_pool_put(void);
+/* Checked at getinfo: is a pool configured and can it be opened? */
+int cxlfi_pool_probe(void);
+
+struct cxlfi_fabric {
+	struct fid_fabric fid;
+	cxl_pool *pool;
+	int refs;
+};
+
+struct cxlfi_domain {
+	struct fid_domain fid;
+	struct cxlfi_fabric *fabric;
+	cxl_pool *pool;
+	pthread_mutex_t lock; /* serialises everything below (THREAD_SAFE) */
+	struct fi_info *info;
+	uint64_t mr_key_next;
+	int refs;
+};
+
+struct cxlfi_av_entry {
+	struct cxlfi_addr addr;
+	bool valid;
+};
+
+struct cxlfi_av {
+	struct fid_av fid;
+	struct cxlfi_domain *dom;
+	enum fi_av_type type;
+	struct cxlfi_av_entry *tab;
+	size_t count, cap;
+	int refs;
+};
+
+/* CQ entry kept in the tagged format (a superset of the others). */
+struct cxlfi_cqe {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+};
+
+struct cxlfi_cqerr {
+	struct fi_cq_err_entry e;
+	struct cxlfi_cqerr *next;
+};
+
+struct cxlfi_cq {
+	struct fid_cq fid;
+	struct cxlfi_domain *dom;
+	enum fi_cq_format format;
+	struct cxlfi_cqe *ring;
+	size_t cap, head, count;
+	struct cxlfi_cqerr *err_head, *err_tail;
+	struct cxlfi_ep **eps; /* bound endpoints, progressed on read */
+	size_t neps;
+	int refs;
+};
+
+struct cxlfi_cntr {
+	struct fid_cntr fid;
+	struct cxlfi_domain *dom;
+	uint64_t value, err;
+	struct cxlfi_ep **eps;
+	size_t neps;
+	int refs;
+};
+
+struct cxlfi_mr {
+	struct fid_mr fid;
+	struct cxlfi_domain *dom;
+	const void *buf;
+	size_t len;
+	uint64_t access;
+};
+
+/* A receive posted by the application. */
+struct cxlfi_rx {
+	struct cxlfi_rx *next;
+	void *buf;
+	size_t len;
+	fi_addr_t src;	    /* FI_ADDR_UNSPEC: any source */
+	uint32_t src_index; /* endpoint index of src, if directed */
+	uint64_t tag, ignore;
+	uint64_t flags; /* FI_TAGGED or FI_MSG, FI_COMPLETION... */
+	void *context;
+};
+
+/* A message that arrived before its receive was posted. */
+struct cxlfi_unexp {
+	struct cxlfi_unexp *next;
+	uint32_t src_index;
+	uint64_t tag, data;
+	uint32_t op;
+	size_t len, have; /* total, bytes received so far */
+	uint8_t *buf;
+	bool claimed; /* FI_CLAIM'ed by a peek */
+	void *claim_ctx;
+	bool tagged;
+};
+
+/* A send waiting for ring space (keeps per-peer order). */
+struct cxlfi_tx {
+	struct cxlfi_tx *next;
+	const uint8_t *buf; /* user buffer, or copy for inject */
+	uint8_t *copy;
+	size_t len, off; /* bytes already sent */
+	uint64_t tag, data;
+	uint32_t op;
+	uint64_t flags;
+	void *context;
+	bool started; /* first cell sent */
+};
+
+/* Everything one endpoint knows about one peer endpoint index. */
+struct cxlfi_peer {
+	uint32_t index;
+	cxl_ring *tx, *rx;
+	struct cxl_obj txobj, rxobj;
+	uint64_t rx_seen; /* inbox stamp consumed */
+	struct cxlfi_tx *txq, *txq_tail;
+	/* an incoming chunked message in progress */
+	struct cxlfi_rx *rx_cur;    /* matched receive, or NULL */
+	struct cxlfi_unexp *ux_cur; /* or the unexpected buffer */
+	size_t rx_left, rx_off, rx_total;
+	uint64_t rx_tag, rx_data;
+	uint32_t rx_op;
+	struct cxl_obj epobj;		/* the peer's "cxlfi.ep.<i>" */
+	size_t ntx;			/* queued sends */
+	struct cxlfi_peer *next_active; /* list of peers with an rx ring */
+	struct cxlfi_peer *next_tx;	/* list of peers with queued sends */
+	bool in_active, in_txlist;
+};
+
+struct cxlfi_ep {
+	struct fid_ep fid;
+	struct cxlfi_domain *dom;
+	struct fi_info *info;
+	struct cxlfi_av *av;
+	struct cxlfi_cq *tx_cq, *rx_cq;
+	uint64_t tx_cq_flags, rx_cq_flags;
+	struct cxlfi_cntr *tx_cntr, *rx_cntr;
+	bool enabled;
+	uint32_t index; /* our endpoint index */
+	uint32_t gen;
+	struct cxl_obj self;	   /* "cxlfi.ep.<index>" */
+	uint64_t *inbox;	   /* max_eps lines of 8 words */
+	struct cxlfi_peer **peers; /* by peer index, lazily allocated */
+	struct cxlfi_peer *active; /* peers with an rx ring */
+	struct cxlfi_rx *trecv, *trecv_tail, *recv, *recv_tail;
+	struct cxlfi_unexp *unexp, *unexp_tail;
+	size_t unexp_bytes;
+	uint64_t progress_calls;
+	uint64_t tx_op_flags, rx_op_flags;
+	size_t min_multi_recv;
+	struct cxlfi_peer *txpend;	  /* peers with queued sends */
+	uint8_t *tx_scratch, *rx_scratch; /* one ring cell each */
+	size_t cell_payload;
+	bool warned_unexp;
+};
+
+/* fabric.c, domain.c */
+int cxlfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		      void *context);
+int cxlfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_domain **dom, void *context);
+
+/* av.c */
+int cxlfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		  struct fid_av **av, void *context);
+/* Entry for fi_addr, or NULL (logged) if invalid. */
+const struct cxlfi_av_entry *cxlfi_av_get(struct cxlfi_av *av, fi_addr_t a);
+/* fi_addr of the peer with that endpoint index, or FI_ADDR_NOTAVAIL. */
+fi_addr_t cxlfi_av_reverse(struct cxlfi_av *av, uint32_t index);
+
+/* cq.c / cntr.c */
+int cxlfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		  struct fid_cq **cq, void *context);
+int cxlfi_cq_push(struct cxlfi_cq *cq, void *ctx, uint64_t flags, size_t len,
+		  void *buf, uint64_t data, uint64_t tag, fi_addr_t src);
+int cxlfi_cq_push_err(struct cxlfi_cq *cq, void *ctx, uint64_t flags,
+		      size_t len, void *buf, uint64_t data, uint64_t tag,
+		      size_t olen, int err);
+int cxlfi_cq_attach_ep(struct cxlfi_cq *cq, struct cxlfi_ep *ep);
+void cxlfi_cq_detach_ep(struct cxlfi_cq *cq, struct cxlfi_ep *ep);
+int cxlfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		    struct fid_cntr **cntr, void *context);
+int cxlfi_cntr_attach_ep(struct cxlfi_cntr *c, struct cxlfi_ep *ep);
+void cxlfi_cntr_detach_ep(struct cxlfi_cntr *c, struct cxlfi_ep *ep);
+void cxlfi_cntr_inc(struct cxlfi_cntr *c, bool err);
+
+/* mr.c */
+int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+		 uint64_t offset, uint64_t requested_key, uint64_t flags,
+		 struct fid_mr **mr, void *context);
+int cxlfi_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		  uint64_t access, uint64_t offset, uint64_t requested_key,
+		  uint64_t flags, struct fid_mr **mr, void *context);
+int cxlfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		     uint64_t flags, struct fid_mr **mr);
+
+/* ep.c */
+int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **ep, void *context);
+extern struct fi_ops_msg cxlfi_msg_ops;
+extern struct fi_ops_tagged cxlfi_tagged_ops;
+
+/* proto.c: channels, matching and progress (domain lock held) */
+int cxlfi_ep_publish(struct cxlfi_ep *ep);
+void cxlfi_ep_unpublish(struct cxlfi_ep *ep);
+ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
+		   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
+		   void *context);
+ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
+		   uint64_t tag, uint64_t ignore, uint64_t flags,
+		   void *context);
+ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context);
+void cxlfi_progress(struct cxlfi_ep *ep);
+
+/* enosys.c: entries for operations the provider does not offer */
+int cxlfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int cxlfi_no_control(struct fid *fid, int command, void *arg);
+int cxlfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		      void **ops, void *context);
+int cxlfi_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+			struct fid_pep **pep, void *context);
+int cxlfi_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		       struct fid_wait **waitset);
+int cxlfi_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+int cxlfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+			 struct fid_ep **sep, void *context);
+int cxlfi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		       struct fid_poll **pollset);
+int cxlfi_no_stx(struct fid_domain *domain, struct fi_tx_attr *attr,
+		 struct fid_stx **stx, void *context);
+int cxlfi_no_srx(struct fid_domain *domain, struct fi_rx_attr *attr,
+		 struct fid_ep **rx_ep, void *context);
+int cxlfi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+			  enum fi_op op, struct fi_atomic_attr *attr,
+			  uint64_t flags);
+int cxlfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		    struct fid_ep **tx_ep, void *context);
+int cxlfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		    struct fid_ep **rx_ep, void *context);
+
+/* util */
+static inline uint64_t cxlfi_now_ms(void)
+{
+	return cxl_now_ns() / 1000000ull;
+}
+
+#endif

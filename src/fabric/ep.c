@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* RDM endpoints: object life cycle, binding, names, options, op tables. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlfi.h"
+
+static int ep_close(struct fid *fid)
+{
+	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
+	struct cxlfi_domain *d = ep->dom;
+
+	pthread_mutex_lock(&d->lock);
+	cxlfi_ep_unpublish(ep);
+	if (ep->av)
+		ep->av->refs--;
+	/* leave the progress lists, then drop the references */
+	if (ep->tx_cq) {
+		cxlfi_cq_detach_ep(ep->tx_cq, ep);
+		ep->tx_cq->refs--;
+	}
+	if (ep->rx_cq) {
+		cxlfi_cq_detach_ep(ep->rx_cq, ep);
+		ep->rx_cq->refs--;
+	}
+	if (ep->tx_cntr) {
+		cxlfi_cntr_detach_ep(ep->tx_cntr, ep);
+		ep->tx_cntr->refs--;
+	}
+	if (ep->rx_cntr) {
+		cxlfi_cntr_detach_ep(ep->rx_cntr, ep);
+		ep->rx_cntr->refs--;
+	}
+	d->refs--;
+	pthread_mutex_unlock(&d->lock);
+	fi_freeinfo(ep->info);
+	free(ep);
+	return 0;
+}
+
+static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
+	int rc = 0;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		if (ep->av) {
+			rc = -FI_EINVAL;
+			break;
+		}
+		ep->av = (struct cxlfi_av *)bfid;
+		ep->av->refs++;
+		break;
+	case FI_CLASS_CQ: {
+		struct cxlfi_cq *cq = (struct cxlfi_cq *)bfid;
+
+		if (!(flags & (FI_TRANSMIT | FI_RECV))) {
+			rc = -FI_EINVAL;
+			break;
+		}
+		/* one reference per direction bound */
+		if (flags & FI_TRANSMIT) {
+			ep->tx_cq = cq;
+			ep->tx_cq_flags = flags;
+			cq->refs++;
+		}
+		if (flags & FI_RECV) {
+			ep->rx_cq = cq;
+			ep->rx_cq_flags = flags;
+			cq->refs++;
+		}
+		rc = cxlfi_cq_attach_ep(cq, ep);
+		break;
+	}
+	case FI_CLASS_CNTR: {
+		struct cxlfi_cntr *c = (struct cxlfi_cntr *)bfid;
+
+		if (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE |
+			      FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+			rc = -FI_EINVAL;
+			break;
+		}
+		if (flags & FI_SEND) {
+			ep->tx_cntr = c;
+			c->refs++;
+		}
+		if (flags & FI_RECV) {
+			ep->rx_cntr = c;
+			c->refs++;
+		}
+		if (flags & (FI_SEND | FI_RECV))
+			rc = cxlfi_cntr_attach_ep(c, ep);
+		break;
+	}
+	default:
+		rc = -FI_EINVAL;
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+static int ep_control(struct fid *fid, int command, void *arg)
+{
+	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
+	int rc = 0;
+
+	switch (command) {
+	case FI_ENABLE:
+		pthread_mutex_lock(&ep->dom->lock);
+		if (!ep->av || (!ep->tx_cq && !ep->tx_cntr) ||
+		    (!ep->rx_cq && !ep->rx_cntr))
+			rc = -FI_ENOCQ;
+		else if (!ep->enabled)
+			rc = cxlfi_ep_publish(ep);
+		if (!rc)
+			ep->enabled = true;
+		pthread_mutex_unlock(&ep->dom->lock);
+		return rc;
+	case FI_GETOPSFLAG: {
+		uint64_t *f = arg;
+
+		*f = (*f & FI_TRANSMIT) ? ep->tx_op_flags : ep->rx_op_flags;
+		return 0;
+	}
+	case FI_SETOPSFLAG: {
+		uint64_t *f = arg;
+
+		if (*f & FI_TRANSMIT)
+			ep->tx_op_flags = *f & ~FI_TRANSMIT;
+		else
+			ep->rx_op_flags = *f & ~FI_RECV;
+		return 0;
+	}
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static struct fi_ops ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = ep_close,
+	.bind = ep_bind,
+	.control = ep_control,
+	.ops_open = cxlfi_no_ops_open,
+};
+
+static ssize_t ep_cancel(fid_t fid, void *context)
+{
+	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
+	ssize_t rc;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	rc = cxlfi_cancel(ep, context);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+static int ep_getopt(fid_t fid, int level, int optname, void *optval,
+		     size_t *optlen)
+{
+	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_MIN_MULTI_RECV && *optlen >= sizeof(size_t)) {
+		*(size_t *)optval = ep->min_multi_recv;
+		*optlen = sizeof(size_t);
+		return 0;
+	}
+	return -FI_ENOPROTOOPT;
+}
+
+static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
+		     size_t optlen)
+{
+	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_MIN_MULTI_RECV && optlen == sizeof(size_t)) {
+		ep->min_multi_recv = *(const size_t *)optval;
+		return 0;
+	}
+	return -FI_ENOPROTOOPT;
+}
+
+static ssize_t ep_rx_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return 65536;
+}
+
+static ssize_t ep_tx_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return (ssize_t)cxlfi_params.ncells;
+}
+
+static struct fi_ops_ep ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = ep_cancel,
+	.getopt = ep_getopt,
+	.setopt = ep_setopt,
+	.tx_ctx = cxlfi_no_tx_ctx,
+	.rx_ctx = cxlfi_no_rx_ctx,
+	.rx_size_left = ep_rx_size_left,
+	.tx_size_left = ep_tx_size_left,
+};
+
+static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
+	struct cxlfi_addr a = { 0 };
+	struct cxl_pool_info pi;
+	size_t n = *addrlen;
+	int rc = 0;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	/* a name before fi_enable: publish now, the name must be stable */
+	if (!ep->self.pool)
+		rc = cxlfi_ep_publish(ep);
+	pthread_mutex_unlock(&ep->dom->lock);
+	if (rc)
+		return rc;
+	cxl_pool_info(ep->dom->pool, &pi);
+	a.magic = CXLFI_ADDR_MAGIC;
+	a.version = 1;
+	memcpy(a.pool_uuid, pi.uuid, sizeof(a.pool_uuid));
+	a.host = cxl_pool_host_id(ep->dom->pool);
+	a.index = ep->index;
+	a.gen = ep->gen;
+	*addrlen = sizeof(a);
+	if (n < sizeof(a))
+		return -FI_ETOOSMALL;
+	memcpy(addr, &a, sizeof(a));
+	return 0;
+}
+
+static int ep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid;
+	(void)addr;
+	(void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int ep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep;
+	(void)addr;
+	(void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cm ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = ep_setname,
+	.getname = ep_getname,
+	.getpeer = ep_getpeer,
+	.connect = NULL,
+	.listen = NULL,
+	.accept = NULL,
+	.reject = NULL,
+	.shutdown = NULL,
+	.join = NULL,
+};
+
+int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **out, void *context)
+{
+	struct cxlfi_domain *d = (struct cxlfi_domain *)domain;
+	struct cxlfi_ep *ep;
+
+	if (info && info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_UNSPEC)
+		return -FI_ENOPROTOOPT;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = info ? fi_dupinfo(info) : NULL;
+	ep->dom = d;
+	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->fid.fid.fclass = FI_CLASS_EP;
+	ep->fid.fid.context = context;
+	ep->fid.fid.ops = &ep_fi_ops;
+	ep->fid.ops = &ep_ops;
+	ep->fid.cm = &ep_cm_ops;
+	ep->fid.msg = &cxlfi_msg_ops;
+	ep->fid.tagged = &cxlfi_tagged_ops;
+	pthread_mutex_lock(&d->lock);
+	d->refs++;
+	pthread_mutex_unlock(&d->lock);
+	*out = &ep->fid;
+	return 0;
+}

@@ -1,0 +1,904 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The wire protocol over pool rings, matching and progress.
+ * Every function here runs with the domain lock held.
+ *
+ * A channel is one SPSC ring "cxlfi.ch.<A>.<B>" per ordered pair of
+ * endpoints that talk, created by the sender on its first send. Ring
+ * messages carry the operation in the ring's 32-bit tag:
+ *
+ *   OP_EAGER  [tag u64][data u64 if OPF_DATA][payload]    whole message
+ *   OP_FIRST  [tag u64][data u64 if OPF_DATA][total u64][payload]
+ *   OP_CONT   [payload]                                    later chunks
+ *
+ * A sender never interleaves two chunked messages on one channel (its
+ * per-peer queue is FIFO), so the chunks of a message arrive back to back.
+ * Per-pair order (FI_ORDER_SAS) follows from the ring being FIFO.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cxlfi.h"
+
+#define OP_EAGER 1u
+#define OP_FIRST 2u
+#define OP_CONT 3u
+#define OP_MASK 0xffu
+#define OPF_TAGGED (1u << 8)
+#define OPF_DATA (1u << 9)
+
+#define EP_HDR_LINES 1u
+#define TXQ_MAX 1024u	 /* queued sends per peer before -FI_EAGAIN */
+#define DRAIN_BUDGET 64u /* messages per channel per progress call */
+
+/* Inbox line written by sender j into receiver's object, line 1 + j. */
+enum {
+	IB_STAMP = 0,
+	IB_OFF = 1,
+	IB_LEN = 2,
+	IB_GEN = 3
+};
+
+static size_t ep_obj_size(void)
+{
+	return (EP_HDR_LINES + cxlfi_params.max_eps) * CXL_LINE;
+}
+
+static struct cxl_ring_attr chan_attr(void)
+{
+	struct cxl_ring_attr a = {
+		.cell_size = (uint32_t)cxlfi_params.cell_size,
+		.ncells = (uint32_t)cxlfi_params.ncells,
+		.poll_lines = 2,
+	};
+
+	return a;
+}
+
+/* ---- endpoint publication ------------------------------------------- */
+
+int cxlfi_ep_publish(struct cxlfi_ep *ep)
+{
+	cxl_pool *pool = ep->dom->pool;
+	size_t max = cxlfi_params.max_eps;
+	uint32_t start = (uint32_t)(cxl_pool_host_id(pool) * 2654435761u +
+				    (uint32_t)getpid() * 40503u +
+				    (uint32_t)(uintptr_t)ep) %
+			 (uint32_t)max;
+	uint64_t *hdr;
+	char name[64];
+	int rc = CXL_EEXIST;
+
+	if (ep->self.pool)
+		return 0;
+	for (size_t k = 0; k < max && rc == CXL_EEXIST; k++) {
+		ep->index = (uint32_t)((start + k) % max);
+		snprintf(name, sizeof(name), "cxlfi.ep.%u", ep->index);
+		rc = cxl_obj_create(pool, name, ep_obj_size(), CXL_OBJ_ZERO,
+				    &ep->self);
+	}
+	if (rc) {
+		CXLFI_WARN(FI_LOG_EP_CTRL,
+			   "cannot publish an endpoint in the pool: %s%s\n",
+			   rc == CXL_EEXIST ? "all FI_CXL_MAX_EPS indices are "
+					      "taken; raise FI_CXL_MAX_EPS or "
+					      "run 'cxlpool gc'"
+					    : cxl_errmsg(),
+			   "");
+		return rc == CXL_ENOSPC ? -FI_ENOSPC : -FI_EADDRNOTAVAIL;
+	}
+	ep->gen = ep->self.gen;
+	hdr = ep->self.ptr;
+	hdr[0] = CXLFI_EP_MAGIC;
+	hdr[1] = cxl_pool_host_id(pool);
+	hdr[2] = (uint64_t)getpid();
+	hdr[3] = max;
+	hdr[4] = ep->gen;
+	cxl_flush(pool, hdr, CXL_LINE);
+	cxl_wfence(pool);
+	ep->inbox = (uint64_t *)((uint8_t *)ep->self.ptr + CXL_LINE);
+	ep->cell_payload =
+		cxl_ring_cell_payload((uint32_t)cxlfi_params.cell_size);
+	ep->peers = calloc(max, sizeof(*ep->peers));
+	ep->tx_scratch = malloc(ep->cell_payload);
+	ep->rx_scratch = malloc(ep->cell_payload);
+	if (!ep->peers || !ep->tx_scratch || !ep->rx_scratch) {
+		cxlfi_ep_unpublish(ep);
+		return -FI_ENOMEM;
+	}
+	CXLFI_INFO(FI_LOG_EP_CTRL, "endpoint %u (gen %u) published\n",
+		   ep->index, ep->gen);
+	return 0;
+}
+
+static void free_list_rx(struct cxlfi_rx *r)
+{
+	while (r) {
+		struct cxlfi_rx *n = r->next;
+
+		free(r);
+		r = n;
+	}
+}
+
+void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
+{
+	cxl_pool *pool = ep->dom->pool;
+	char name[64];
+
+	for (size_t j = 0; ep->peers && j < cxlfi_params.max_eps; j++) {
+		struct cxlfi_peer *pe = ep->peers[j];
+
+		if (!pe)
+			continue;
+		if (pe->tx) {
+			cxl_ring_detach(pe->tx);
+			cxl_obj_close(&pe->txobj);
+			/* unlinked now; freed when the receiver closes */
+			snprintf(name, sizeof(name), "cxlfi.ch.%u.%zu",
+				 ep->index, j);
+			cxl_obj_destroy(pool, name);
+		}
+		if (pe->rx) {
+			cxl_ring_detach(pe->rx);
+			cxl_obj_close(&pe->rxobj);
+		}
+		if (pe->epobj.pool)
+			cxl_obj_close(&pe->epobj);
+		while (pe->txq) {
+			struct cxlfi_tx *t = pe->txq;
+
+			pe->txq = t->next;
+			free(t->copy);
+			free(t);
+		}
+		free(pe);
+	}
+	while (ep->unexp) {
+		struct cxlfi_unexp *u = ep->unexp;
+
+		ep->unexp = u->next;
+		free(u->buf);
+		free(u);
+	}
+	free_list_rx(ep->trecv);
+	free_list_rx(ep->recv);
+	ep->trecv = ep->recv = NULL;
+	free(ep->peers);
+	free(ep->tx_scratch);
+	free(ep->rx_scratch);
+	ep->peers = NULL;
+	ep->tx_scratch = ep->rx_scratch = NULL;
+	if (ep->self.pool) {
+		cxl_obj_close(&ep->self);
+		snprintf(name, sizeof(name), "cxlfi.ep.%u", ep->index);
+		cxl_obj_destroy(pool, name);
+	}
+	memset(&ep->self, 0, sizeof(ep->self));
+}
+
+static struct cxlfi_peer *get_peer(struct cxlfi_ep *ep, uint32_t idx)
+{
+	struct cxlfi_peer *pe;
+
+	if (idx >= cxlfi_params.max_eps)
+		return NULL;
+	pe = ep->peers[idx];
+	if (!pe) {
+		pe = calloc(1, sizeof(*pe));
+		if (!pe)
+			return NULL;
+		pe->index = idx;
+		ep->peers[idx] = pe;
+	}
+	return pe;
+}
+
+/* ---- channels --------------------------------------------------------- */
+
+/* Create our channel to peer a and announce it in a's inbox. */
+static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			const struct cxlfi_addr *a)
+{
+	cxl_pool *pool = ep->dom->pool;
+	struct cxl_ring_attr ra = chan_attr();
+	size_t len = cxl_ring_footprint(&ra);
+	uint64_t *line;
+	char name[64];
+	int rc;
+
+	if (!pe->epobj.pool) {
+		snprintf(name, sizeof(name), "cxlfi.ep.%u", a->index);
+		if (cxl_obj_open(pool, name, &pe->epobj)) {
+			CXLFI_WARN(FI_LOG_EP_DATA,
+				   "peer endpoint %u is not in the pool (it "
+				   "closed, or its process died): %s\n",
+				   a->index, cxl_errmsg());
+			return -FI_EHOSTUNREACH;
+		}
+		if (pe->epobj.gen != a->gen || pe->epobj.size < ep_obj_size()) {
+			CXLFI_WARN(FI_LOG_EP_DATA,
+				   "address of endpoint %u is stale (gen %u, "
+				   "the pool has gen %u) or its FI_CXL_MAX_EPS "
+				   "differs\n",
+				   a->index, a->gen, pe->epobj.gen);
+			cxl_obj_close(&pe->epobj);
+			return -FI_EHOSTUNREACH;
+		}
+	}
+	snprintf(name, sizeof(name), "cxlfi.ch.%u.%u", ep->index, a->index);
+	rc = cxl_obj_create(pool, name, len, 0, &pe->txobj);
+	if (rc == CXL_EEXIST) {
+		/* left by an earlier endpoint with our index: replace it */
+		cxl_obj_destroy(pool, name);
+		rc = cxl_obj_create(pool, name, len, 0, &pe->txobj);
+	}
+	if (rc) {
+		CXLFI_WARN(FI_LOG_EP_DATA, "cannot create channel %s: %s\n",
+			   name, cxl_errmsg());
+		return rc == CXL_ENOSPC ? -FI_ENOSPC : -FI_EIO;
+	}
+	if (cxl_ring_init(pool, pe->txobj.ptr, len, &ra) ||
+	    cxl_ring_attach(pool, pe->txobj.ptr, len, CXL_RING_PRODUCER,
+			    &pe->tx)) {
+		CXLFI_WARN(FI_LOG_EP_DATA, "channel %s: %s\n", name,
+			   cxl_errmsg());
+		cxl_obj_close(&pe->txobj);
+		cxl_obj_destroy(pool, name);
+		return -FI_EIO;
+	}
+	/* Announce: the line is ours alone (single writer); the stamp goes
+	 * last, and the whole line is written back as one unit. */
+	line = (uint64_t *)((uint8_t *)pe->epobj.ptr +
+			    (EP_HDR_LINES + ep->index) * CXL_LINE);
+	line[IB_OFF] = pe->txobj.off;
+	line[IB_LEN] = len;
+	line[IB_GEN] = ep->gen;
+	__atomic_store_n(&line[IB_STAMP], (uint64_t)ep->gen << 32 | 1,
+			 __ATOMIC_RELEASE);
+	cxl_flush(pool, line, CXL_LINE);
+	cxl_wfence(pool);
+	return 0;
+}
+
+/* Look for channels announced to us since the last scan. */
+static void scan_inbox(struct cxlfi_ep *ep)
+{
+	cxl_pool *pool = ep->dom->pool;
+	char name[64];
+
+	for (uint32_t j = 0; j < cxlfi_params.max_eps; j++) {
+		uint64_t *line = ep->inbox + (size_t)j * 8;
+		struct cxlfi_peer *pe = ep->peers[j];
+		uint64_t stamp;
+
+		cxl_inval(pool, line, CXL_LINE);
+		stamp = __atomic_load_n(&line[IB_STAMP], __ATOMIC_ACQUIRE);
+		if (!stamp || (pe && pe->rx_seen == stamp))
+			continue;
+		if (!(pe = get_peer(ep, j)))
+			return;
+		pe->rx_seen = stamp;
+		if (pe->rx) { /* a new incarnation of that sender */
+			cxl_ring_detach(pe->rx);
+			cxl_obj_close(&pe->rxobj);
+			pe->rx = NULL;
+			pe->rx_left = 0;
+		}
+		snprintf(name, sizeof(name), "cxlfi.ch.%u.%u", j, ep->index);
+		if (cxl_obj_open(pool, name, &pe->rxobj))
+			continue; /* announced by a sender that is gone */
+		if (pe->rxobj.off != line[IB_OFF] ||
+		    cxl_ring_attach(pool, pe->rxobj.ptr, pe->rxobj.size,
+				    CXL_RING_CONSUMER, &pe->rx)) {
+			CXLFI_WARN(FI_LOG_EP_DATA,
+				   "channel %s does not match its announcement "
+				   "or is damaged; ignoring it\n",
+				   name);
+			cxl_obj_close(&pe->rxobj);
+			pe->rx = NULL;
+			continue;
+		}
+		if (!pe->in_active) {
+			pe->in_active = true;
+			pe->next_active = ep->active;
+			ep->active = pe;
+		}
+	}
+}
+
+/* ---- sending ------------------------------------------------------------- */
+
+static uint32_t tx_op(const struct cxlfi_tx *t)
+{
+	return (t->flags & FI_TAGGED ? OPF_TAGGED : 0) |
+	       (t->flags & FI_REMOTE_CQ_DATA ? OPF_DATA : 0);
+}
+
+static size_t put_hdr(uint8_t *p, const struct cxlfi_tx *t)
+{
+	size_t n = 0;
+
+	memcpy(p, &t->tag, 8);
+	n += 8;
+	if (t->flags & FI_REMOTE_CQ_DATA) {
+		memcpy(p + n, &t->data, 8);
+		n += 8;
+	}
+	return n;
+}
+
+/* Push cells of t. 1: all sent; 0: ring full; < 0: error. */
+static int push(struct cxlfi_ep *ep, struct cxlfi_peer *pe, struct cxlfi_tx *t)
+{
+	size_t P = ep->cell_payload;
+	int rc;
+
+	if (!t->started) {
+		size_t h = put_hdr(ep->tx_scratch, t);
+
+		if (h + t->len <= P) {
+			memcpy(ep->tx_scratch + h, t->buf, t->len);
+			rc = cxl_ring_send(pe->tx, ep->tx_scratch, h + t->len,
+					   OP_EAGER | tx_op(t), 0);
+			if (rc == CXL_EAGAIN)
+				return 0;
+			if (rc)
+				goto err;
+			t->off = t->len;
+			t->started = true;
+			return 1;
+		}
+		memcpy(ep->tx_scratch + h, &(uint64_t){ t->len }, 8);
+		h += 8;
+		memcpy(ep->tx_scratch + h, t->buf, P - h);
+		rc = cxl_ring_send(pe->tx, ep->tx_scratch, P,
+				   OP_FIRST | tx_op(t), 0);
+		if (rc == CXL_EAGAIN)
+			return 0;
+		if (rc)
+			goto err;
+		t->off = P - h;
+		t->started = true;
+	}
+	while (t->off < t->len) {
+		size_t n = t->len - t->off < P ? t->len - t->off : P;
+
+		rc = cxl_ring_send(pe->tx, t->buf + t->off, n, OP_CONT, 0);
+		if (rc == CXL_EAGAIN)
+			return 0;
+		if (rc)
+			goto err;
+		t->off += n;
+	}
+	return 1;
+err:
+	CXLFI_WARN(FI_LOG_EP_DATA, "send to endpoint %u failed: %s\n",
+		   pe->index, cxl_errmsg());
+	return -FI_EIO;
+}
+
+static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
+{
+	uint64_t f = FI_SEND | (t->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
+
+	if (err && ep->tx_cq)
+		cxlfi_cq_push_err(ep->tx_cq, t->context, f, 0, NULL, 0, 0, 0,
+				  err);
+	else if (t->flags & FI_COMPLETION)
+		cxlfi_cq_push(ep->tx_cq, t->context, f, 0, NULL, 0, 0,
+			      FI_ADDR_NOTAVAIL);
+	cxlfi_cntr_inc(ep->tx_cntr, err != 0);
+}
+
+/* Retry the queued sends of every blocked peer, in order. */
+static void push_pending(struct cxlfi_ep *ep)
+{
+	struct cxlfi_peer **pp = &ep->txpend;
+
+	while (*pp) {
+		struct cxlfi_peer *pe = *pp;
+
+		while (pe->txq) {
+			struct cxlfi_tx *t = pe->txq;
+			int rc = push(ep, pe, t);
+
+			if (rc == 0)
+				break;
+			pe->txq = t->next;
+			if (!pe->txq)
+				pe->txq_tail = NULL;
+			pe->ntx--;
+			complete_tx(ep, t, rc < 0 ? FI_EIO : 0);
+			free(t->copy);
+			free(t);
+		}
+		if (!pe->txq) {
+			pe->in_txlist = false;
+			*pp = pe->next_tx;
+		} else {
+			pp = &pe->next_tx;
+		}
+	}
+}
+
+ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
+		   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
+		   void *context)
+{
+	const struct cxlfi_av_entry *e = cxlfi_av_get(ep->av, dest);
+	struct cxlfi_tx t = { 0 }, *q;
+	struct cxlfi_peer *pe;
+	int rc;
+
+	if (!e)
+		return -FI_EINVAL;
+	if (len > CXLFI_MAX_MSG ||
+	    ((flags & FI_INJECT) && len > ep->cell_payload - 16))
+		return -FI_EMSGSIZE;
+	if (!(pe = get_peer(ep, e->addr.index)))
+		return -FI_ENOMEM;
+	if (!pe->tx && (rc = connect_peer(ep, pe, &e->addr)))
+		return rc;
+	t.buf = buf;
+	t.len = len;
+	t.tag = tag;
+	t.data = data;
+	t.flags = flags;
+	t.context = context;
+	if (!pe->txq) {
+		rc = push(ep, pe, &t);
+		if (rc < 0)
+			return rc;
+		if (rc == 1) {
+			complete_tx(ep, &t, 0);
+			return 0;
+		}
+	} else if (pe->ntx >= TXQ_MAX) {
+		cxlfi_progress(ep);
+		if (pe->ntx >= TXQ_MAX)
+			return -FI_EAGAIN;
+	}
+	/* Queue behind earlier sends to this peer (order). An inject's data
+	 * is the caller's only until we return: copy it. */
+	q = malloc(sizeof(*q));
+	if (!q)
+		return -FI_ENOMEM;
+	*q = t;
+	if ((flags & FI_INJECT) || !t.started) {
+		/* not started: nothing of it is in the ring yet, copy so a
+		 * later reuse of an inject buffer cannot race */
+		if (flags & FI_INJECT) {
+			q->copy = malloc(len ? len : 1);
+			if (!q->copy) {
+				free(q);
+				return -FI_ENOMEM;
+			}
+			memcpy(q->copy, buf, len);
+			q->buf = q->copy;
+		}
+	}
+	if (pe->txq_tail)
+		pe->txq_tail->next = q;
+	else
+		pe->txq = q;
+	pe->txq_tail = q;
+	pe->ntx++;
+	if (!pe->in_txlist) {
+		pe->in_txlist = true;
+		pe->next_tx = ep->txpend;
+		ep->txpend = pe;
+	}
+	return 0;
+}
+
+/* ---- receiving ----------------------------------------------------------- */
+
+static bool rx_matches(const struct cxlfi_rx *r, bool tagged, uint32_t src,
+		       uint64_t tag)
+{
+	if (!!(r->flags & FI_TAGGED) != tagged)
+		return false;
+	if (tagged && ((r->tag ^ tag) & ~r->ignore))
+		return false;
+	return r->src == FI_ADDR_UNSPEC || r->src_index == src;
+}
+
+static struct cxlfi_rx *take_posted(struct cxlfi_ep *ep, bool tagged,
+				    uint32_t src, uint64_t tag)
+{
+	struct cxlfi_rx **pp = tagged ? &ep->trecv : &ep->recv;
+	struct cxlfi_rx **tail = tagged ? &ep->trecv_tail : &ep->recv_tail;
+	struct cxlfi_rx *prev = NULL;
+
+	for (; *pp; prev = *pp, pp = &(*pp)->next) {
+		struct cxlfi_rx *r = *pp;
+
+		if (!rx_matches(r, tagged, src, tag))
+			continue;
+		*pp = r->next;
+		if (*tail == r)
+			*tail = prev;
+		return r;
+	}
+	return NULL;
+}
+
+static void complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, size_t total,
+			uint64_t tag, uint64_t data, uint32_t src, bool tagged,
+			bool has_data)
+{
+	uint64_t f = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) |
+		     (has_data ? FI_REMOTE_CQ_DATA : 0);
+
+	if (total > r->len) {
+		if (ep->rx_cq)
+			cxlfi_cq_push_err(ep->rx_cq, r->context, f, r->len,
+					  r->buf, data, tag, total - r->len,
+					  FI_ETRUNC);
+		cxlfi_cntr_inc(ep->rx_cntr, true);
+	} else {
+		if (r->flags & FI_COMPLETION)
+			cxlfi_cq_push(ep->rx_cq, r->context, f, total, r->buf,
+				      data, tag, cxlfi_av_reverse(ep->av, src));
+		cxlfi_cntr_inc(ep->rx_cntr, false);
+	}
+	free(r);
+}
+
+static void copy_into(struct cxlfi_rx *r, size_t off, const void *p, size_t n)
+{
+	if (off < r->len)
+		memcpy((uint8_t *)r->buf + off, p,
+		       n < r->len - off ? n : r->len - off);
+}
+
+static void unexp_append(struct cxlfi_ep *ep, struct cxlfi_unexp *u)
+{
+	if (ep->unexp_tail)
+		ep->unexp_tail->next = u;
+	else
+		ep->unexp = u;
+	ep->unexp_tail = u;
+	ep->unexp_bytes += u->len;
+}
+
+static void unexp_remove(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
+			 struct cxlfi_unexp *prev)
+{
+	if (prev)
+		prev->next = u->next;
+	else
+		ep->unexp = u->next;
+	if (ep->unexp_tail == u)
+		ep->unexp_tail = prev;
+	ep->unexp_bytes -= u->len;
+}
+
+/* A message (or its first chunk) arrived from peer pe. */
+static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
+		      const uint8_t *m, size_t n)
+{
+	bool tagged = op & OPF_TAGGED, has_data = op & OPF_DATA;
+	size_t h = 8 + (has_data ? 8 : 0), total;
+	uint64_t tag, data = 0;
+	struct cxlfi_rx *r;
+	struct cxlfi_unexp *u;
+
+	if ((op & OP_MASK) == OP_FIRST)
+		h += 8;
+	if (n < h)
+		goto bad;
+	memcpy(&tag, m, 8);
+	if (has_data)
+		memcpy(&data, m + 8, 8);
+	if ((op & OP_MASK) == OP_FIRST) {
+		uint64_t t64;
+
+		memcpy(&t64, m + h - 8, 8);
+		if (t64 > CXLFI_MAX_MSG || t64 < n - h)
+			goto bad;
+		total = (size_t)t64;
+	} else {
+		total = n - h;
+	}
+	m += h;
+	n -= h;
+	if (!tagged)
+		tag = 0;
+	r = take_posted(ep, tagged, pe->index, tag);
+	if (r) {
+		copy_into(r, 0, m, n);
+		if (total == n) {
+			complete_rx(ep, r, total, tag, data, pe->index, tagged,
+				    has_data);
+			return 0;
+		}
+		pe->rx_cur = r;
+		pe->ux_cur = NULL;
+	} else {
+		u = calloc(1, sizeof(*u));
+		if (!u || !(u->buf = malloc(total ? total : 1))) {
+			free(u);
+			CXLFI_WARN(FI_LOG_EP_DATA,
+				   "out of memory buffering an "
+				   "unexpected message of %zu bytes\n",
+				   total);
+			return -FI_ENOMEM;
+		}
+		memcpy(u->buf, m, n);
+		u->src_index = pe->index;
+		u->tag = tag;
+		u->data = data;
+		u->op = op;
+		u->tagged = tagged;
+		u->len = total;
+		u->have = n;
+		unexp_append(ep, u);
+		if (total == n)
+			return 0;
+		pe->ux_cur = u;
+		pe->rx_cur = NULL;
+	}
+	pe->rx_total = total;
+	pe->rx_off = n;
+	pe->rx_left = total - n;
+	pe->rx_tag = tag;
+	pe->rx_data = data;
+	pe->rx_op = op;
+	return 0;
+bad:
+	CXLFI_WARN(FI_LOG_EP_DATA,
+		   "malformed message from endpoint %u "
+		   "dropped\n",
+		   pe->index);
+	return 0;
+}
+
+static void on_chunk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		     const uint8_t *m, size_t n)
+{
+	if (!pe->rx_left || n > pe->rx_left) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "unexpected chunk from endpoint %u "
+			   "dropped\n",
+			   pe->index);
+		return;
+	}
+	if (pe->rx_cur)
+		copy_into(pe->rx_cur, pe->rx_off, m, n);
+	else
+		memcpy(pe->ux_cur->buf + pe->rx_off, m, n);
+	pe->rx_off += n;
+	pe->rx_left -= n;
+	if (pe->ux_cur)
+		pe->ux_cur->have = pe->rx_off;
+	if (pe->rx_left)
+		return;
+	if (pe->rx_cur)
+		complete_rx(ep, pe->rx_cur, pe->rx_total, pe->rx_tag,
+			    pe->rx_data, pe->index, pe->rx_op & OPF_TAGGED,
+			    pe->rx_op & OPF_DATA);
+	pe->rx_cur = NULL;
+	pe->ux_cur = NULL;
+}
+
+/* Receive up to DRAIN_BUDGET messages from one channel. */
+static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	for (unsigned k = 0; k < DRAIN_BUDGET; k++) {
+		uint32_t op;
+		size_t n;
+		int rc;
+
+		/* Flow control: with too much unexpected data and nothing
+		 * posted, leave messages in the ring (the sender waits)
+		 * rather than buffer without bound. */
+		if (!pe->rx_left &&
+		    ep->unexp_bytes > cxlfi_params.unexp_limit && !ep->trecv &&
+		    !ep->recv) {
+			if (!ep->warned_unexp)
+				CXLFI_WARN(FI_LOG_EP_DATA,
+					   "%zu bytes of unexpected messages "
+					   "buffered (FI_CXL_UNEXP_LIMIT); "
+					   "senders wait until receives are "
+					   "posted\n",
+					   ep->unexp_bytes);
+			ep->warned_unexp = true;
+			return;
+		}
+		rc = cxl_ring_recv(pe->rx, ep->rx_scratch, ep->cell_payload, &n,
+				   &op);
+		if (rc == CXL_EAGAIN)
+			return;
+		if (rc) {
+			CXLFI_WARN(FI_LOG_EP_DATA,
+				   "channel from endpoint %u failed: %s\n",
+				   pe->index, cxl_errmsg());
+			return;
+		}
+		if ((op & OP_MASK) == OP_CONT)
+			on_chunk(ep, pe, ep->rx_scratch, n);
+		else
+			on_message(ep, pe, op, ep->rx_scratch, n);
+	}
+}
+
+void cxlfi_progress(struct cxlfi_ep *ep)
+{
+	if (!ep->self.pool)
+		return;
+	if (ep->progress_calls++ % cxlfi_params.inbox_poll == 0)
+		scan_inbox(ep);
+	if (ep->txpend)
+		push_pending(ep);
+	for (struct cxlfi_peer *pe = ep->active; pe; pe = pe->next_active)
+		if (pe->rx)
+			drain(ep, pe);
+}
+
+/* ---- posting receives -------------------------------------------------- */
+
+static bool ux_matches(const struct cxlfi_unexp *u, bool tagged, fi_addr_t src,
+		       uint32_t src_index, uint64_t tag, uint64_t ignore)
+{
+	if (u->tagged != tagged || u->claimed)
+		return false;
+	if (tagged && ((u->tag ^ tag) & ~ignore))
+		return false;
+	return src == FI_ADDR_UNSPEC || u->src_index == src_index;
+}
+
+/* Deliver unexpected message u (removed from the list) into r. */
+static void deliver_unexp(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
+			  struct cxlfi_rx *r)
+{
+	copy_into(r, 0, u->buf, u->have);
+	if (u->have == u->len) {
+		complete_rx(ep, r, u->len, u->tag, u->data, u->src_index,
+			    u->tagged, u->op & OPF_DATA);
+	} else {
+		/* still arriving: the rest goes straight to r */
+		struct cxlfi_peer *pe = ep->peers[u->src_index];
+
+		pe->ux_cur = NULL;
+		pe->rx_cur = r;
+	}
+	free(u->buf);
+	free(u);
+}
+
+/* FI_PEEK: report a matching complete unexpected message (size, tag,
+ * data) without receiving it; FI_CLAIM reserves it for a later receive
+ * with the same context, FI_DISCARD drops it. */
+static ssize_t peek(struct cxlfi_ep *ep, struct cxlfi_rx *r, bool tagged)
+{
+	struct cxlfi_unexp *u, *prev = NULL;
+	uint64_t f = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+
+	cxlfi_progress(ep);
+	for (u = ep->unexp; u; prev = u, u = u->next)
+		if (u->have == u->len &&
+		    ux_matches(u, tagged, r->src, r->src_index, r->tag,
+			       r->ignore))
+			break;
+	if (!u) {
+		if (ep->rx_cq)
+			cxlfi_cq_push_err(ep->rx_cq, r->context, f, 0, NULL, 0,
+					  0, 0, FI_ENOMSG);
+		free(r);
+		return 0;
+	}
+	if (u->op & OPF_DATA)
+		f |= FI_REMOTE_CQ_DATA;
+	if (ep->rx_cq)
+		cxlfi_cq_push(ep->rx_cq, r->context, f, u->len, NULL, u->data,
+			      u->tag, cxlfi_av_reverse(ep->av, u->src_index));
+	if (r->flags & FI_DISCARD) {
+		unexp_remove(ep, u, prev);
+		free(u->buf);
+		free(u);
+	} else if (r->flags & FI_CLAIM) {
+		u->claimed = true;
+		u->claim_ctx = r->context;
+	}
+	free(r);
+	return 0;
+}
+
+ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
+		   uint64_t tag, uint64_t ignore, uint64_t flags, void *context)
+{
+	bool tagged = flags & FI_TAGGED;
+	struct cxlfi_unexp *u, *prev = NULL;
+	struct cxlfi_rx *r;
+	uint32_t src_index = 0;
+
+	if (src != FI_ADDR_UNSPEC) {
+		const struct cxlfi_av_entry *e = cxlfi_av_get(ep->av, src);
+
+		if (!e)
+			return -FI_EINVAL;
+		src_index = e->addr.index;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -FI_ENOMEM;
+	r->buf = buf;
+	r->len = len;
+	r->src = src;
+	r->src_index = src_index;
+	r->tag = tag;
+	r->ignore = ignore;
+	r->flags = flags;
+	r->context = context;
+	if (flags & FI_PEEK)
+		return peek(ep, r, tagged);
+	for (u = ep->unexp; u; prev = u, u = u->next) {
+		if (flags & FI_CLAIM ? u->claimed && u->claim_ctx == context
+				     : ux_matches(u, tagged, src, src_index,
+						  tag, ignore))
+			break;
+	}
+	if (u) {
+		unexp_remove(ep, u, prev);
+		if (flags & FI_DISCARD) {
+			complete_rx(ep, r, 0, u->tag, u->data, u->src_index,
+				    tagged, false);
+			free(u->buf);
+			free(u);
+			return 0;
+		}
+		deliver_unexp(ep, u, r);
+		return 0;
+	}
+	if (flags & FI_CLAIM) {
+		free(r);
+		return -FI_EINVAL;
+	}
+	if (tagged) {
+		if (ep->trecv_tail)
+			ep->trecv_tail->next = r;
+		else
+			ep->trecv = r;
+		ep->trecv_tail = r;
+	} else {
+		if (ep->recv_tail)
+			ep->recv_tail->next = r;
+		else
+			ep->recv = r;
+		ep->recv_tail = r;
+	}
+	return 0;
+}
+
+ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context)
+{
+	struct cxlfi_rx **lists[2] = { &ep->trecv, &ep->recv };
+	struct cxlfi_rx **tails[2] = { &ep->trecv_tail, &ep->recv_tail };
+
+	for (int l = 0; l < 2; l++) {
+		struct cxlfi_rx *prev = NULL;
+
+		for (struct cxlfi_rx **pp = lists[l]; *pp;
+		     prev = *pp, pp = &(*pp)->next) {
+			struct cxlfi_rx *r = *pp;
+
+			if (r->context != context)
+				continue;
+			*pp = r->next;
+			if (*tails[l] == r)
+				*tails[l] = prev;
+			if (ep->rx_cq)
+				cxlfi_cq_push_err(
+					ep->rx_cq, context,
+					FI_RECV | (l == 0 ? FI_TAGGED : FI_MSG),
+					0, r->buf, 0, r->tag, 0, FI_ECANCELED);
+			free(r);
+			return 0;
+		}
+	}
+	return -FI_ENOENT;
+}

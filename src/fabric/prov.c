@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Provider entry: fi_prov_ini, fi_getinfo, FI_CXL_* parameters and the
+ * process-wide pool attachment.
+ *
+ * Loading into other libfabric cores: fi_version is set at load time from
+ * the running core (a core skips providers older than the API the
+ * application asks for); fi_info structures come from fi_allocinfo, so
+ * they have the core's size; prov_name is left to the core.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlfi.h"
+
+static void cxlfi_cleanup(void);
+static int cxlfi_getinfo(uint32_t version, const char *node,
+			 const char *service, uint64_t flags,
+			 const struct fi_info *hints, struct fi_info **info);
+
+struct fi_provider cxlfi_prov = {
+	.name = CXLFI_NAME,
+	.version = CXLFI_PROV_VERSION,
+	.fi_version = FI_VERSION(1, 17),
+	.getinfo = cxlfi_getinfo,
+	.fabric = cxlfi_fabric_open,
+	.cleanup = cxlfi_cleanup,
+};
+
+struct cxlfi_params cxlfi_params = {
+	.max_eps = 256,
+	.cell_size = 256,
+	.ncells = 64,
+	.inbox_poll = 64,
+	.unexp_limit = 64u << 20,
+};
+
+/* ---- the process-wide pool ------------------------------------------- */
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static cxl_pool *pool;
+static int pool_refs;
+
+int cxlfi_pool_get(cxl_pool **out)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&pool_lock);
+	if (!pool && cxl_pool_attach_env(&pool)) {
+		CXLFI_WARN(FI_LOG_CORE, "cannot attach the CXL pool: %s\n",
+			   cxl_errmsg());
+		pool = NULL;
+		rc = -FI_ENODEV;
+	}
+	if (!rc) {
+		pool_refs++;
+		*out = pool;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return rc;
+}
+
+void cxlfi_pool_put(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	if (pool_refs > 0 && --pool_refs == 0) {
+		cxl_pool_detach(pool);
+		pool = NULL;
+	}
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/* The first successful probe keeps a reference until cleanup, so repeated
+ * fi_getinfo calls do not attach and detach each time. */
+static bool probe_ref;
+
+int cxlfi_pool_probe(void)
+{
+	struct cxl_pool_opts o;
+	cxl_pool *p;
+	int rc;
+
+	if (probe_ref)
+		return 0;
+	if (cxl_opts_from_env(&o)) {
+		CXLFI_WARN(FI_LOG_CORE, "provider cxl disabled: %s\n",
+			   cxl_errmsg());
+		return -FI_ENODATA;
+	}
+	if (!o.path[0]) {
+		CXLFI_INFO(FI_LOG_CORE,
+			   "provider cxl disabled: no pool "
+			   "configured; set CXL_POOL to /dev/daxX.Y or a pool "
+			   "file\n");
+		return -FI_ENODATA;
+	}
+	if ((rc = cxlfi_pool_get(&p)))
+		return -FI_ENODATA;
+	probe_ref = true;
+	return 0;
+}
+
+static void cxlfi_cleanup(void)
+{
+	if (probe_ref) {
+		probe_ref = false;
+		cxlfi_pool_put();
+	}
+}
+
+/* ---- parameters -------------------------------------------------------- */
+
+static void param_size(const char *name, const char *help, size_t *v, size_t lo,
+		       size_t hi)
+{
+	size_t x;
+
+	fi_param_define(&cxlfi_prov, name, FI_PARAM_SIZE_T, "%s (default %zu)",
+			help, *v);
+	if (fi_param_get_size_t(&cxlfi_prov, name, &x) != FI_SUCCESS)
+		return;
+	if (x < lo || x > hi) {
+		CXLFI_WARN(FI_LOG_CORE,
+			   "FI_CXL_%s=%zu is out of range %zu..%zu; keeping "
+			   "%zu\n",
+			   name, x, lo, hi, *v);
+		return;
+	}
+	*v = x;
+}
+
+static bool params_ok = true;
+
+static void read_params(void)
+{
+	static const char *const names[] = { "MAX_EPS", "CELL_SIZE", "CELLS",
+					     "INBOX_POLL", "UNEXP_LIMIT" };
+	/* An invalid value disables the provider (never a silent default):
+	 * check the raw variables before libfabric parses them. */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char var[64], *end;
+		const char *s;
+
+		snprintf(var, sizeof(var), "FI_CXL_%s", names[i]);
+		s = getenv(var);
+		if (s && (!*s || (strtoull(s, &end, 0), *end))) {
+			CXLFI_WARN(FI_LOG_CORE,
+				   "%s='%s' is not a number; provider cxl "
+				   "disabled until it is fixed\n",
+				   var, s);
+			params_ok = false;
+		}
+	}
+	param_size("MAX_EPS", "endpoint indices per pool",
+		   &cxlfi_params.max_eps, 2, 65536);
+	param_size("CELL_SIZE", "bytes per ring cell (multiple of 64)",
+		   &cxlfi_params.cell_size, 128, 1u << 20);
+	param_size("CELLS", "cells per channel ring", &cxlfi_params.ncells, 4,
+		   1u << 16);
+	param_size("INBOX_POLL", "progress calls between inbox scans",
+		   &cxlfi_params.inbox_poll, 1, 1u << 20);
+	param_size("UNEXP_LIMIT", "bytes of unexpected messages buffered",
+		   &cxlfi_params.unexp_limit, 4096, SIZE_MAX / 2);
+	if (cxlfi_params.cell_size % 64) {
+		CXLFI_WARN(FI_LOG_CORE,
+			   "FI_CXL_CELL_SIZE=%zu is not a multiple of 64; "
+			   "provider cxl disabled\n",
+			   cxlfi_params.cell_size);
+		params_ok = false;
+	}
+}
+
+/* ---- fi_getinfo -------------------------------------------------------- */
+
+#define CXLFI_CAPS                                                   \
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | \
+	 FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define CXLFI_MR_MODES                                                      \
+	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | \
+	 FI_MR_ENDPOINT)
+
+/* Largest payload of a single-cell message: the ring cell minus our
+ * 16-byte header (tag and CQ data). */
+static size_t inject_size(void)
+{
+	return cxl_ring_cell_payload((uint32_t)cxlfi_params.cell_size) - 16;
+}
+
+static int hints_ok(const struct fi_info *h)
+{
+	if (!h)
+		return 1;
+	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC &&
+	    h->ep_attr->type != FI_EP_RDM)
+		return 0;
+	if (h->caps & ~CXLFI_CAPS)
+		return 0;
+	if (h->fabric_attr && h->fabric_attr->name &&
+	    strcmp(h->fabric_attr->name, CXLFI_NAME))
+		return 0;
+	if (h->domain_attr && h->domain_attr->name &&
+	    strcmp(h->domain_attr->name, CXLFI_NAME))
+		return 0;
+	if (h->ep_attr && h->ep_attr->max_msg_size > CXLFI_MAX_MSG)
+		return 0;
+	if (h->addr_format != FI_FORMAT_UNSPEC)
+		return 0;
+	return 1;
+}
+
+static int cxlfi_getinfo(uint32_t version, const char *node,
+			 const char *service, uint64_t flags,
+			 const struct fi_info *hints, struct fi_info **info)
+{
+	struct fi_info *fi;
+	uint64_t caps;
+
+	(void)node;
+	(void)service;
+	(void)flags;
+	*info = NULL;
+	if (!params_ok || cxlfi_pool_probe())
+		return -FI_ENODATA;
+	if (!hints_ok(hints))
+		return -FI_ENODATA;
+	fi = fi_allocinfo();
+	if (!fi)
+		return -FI_ENOMEM;
+	caps = hints && hints->caps ? hints->caps : CXLFI_CAPS;
+	/* FI_SEND/FI_RECV are implied by MSG/TAGGED when not given */
+	if (!(caps & (FI_SEND | FI_RECV)))
+		caps |= FI_SEND | FI_RECV;
+	fi->caps = caps | FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->mode = 0;
+	fi->addr_format = FI_FORMAT_UNSPEC;
+
+	fi->tx_attr->caps = fi->caps;
+	fi->tx_attr->op_flags = FI_TRANSMIT_COMPLETE;
+	fi->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW | FI_ORDER_WAS |
+				 FI_ORDER_WAW | FI_ORDER_RAR | FI_ORDER_RAW |
+				 FI_ORDER_WAR;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = inject_size();
+	fi->tx_attr->size = cxlfi_params.ncells;
+	fi->tx_attr->iov_limit = 1;
+	fi->tx_attr->rma_iov_limit = 0;
+
+	fi->rx_attr->caps = fi->caps;
+	fi->rx_attr->op_flags = 0;
+	fi->rx_attr->msg_order = fi->tx_attr->msg_order;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->total_buffered_recv = cxlfi_params.unexp_limit;
+	fi->rx_attr->size = 65536;
+	fi->rx_attr->iov_limit = 1;
+
+	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
+	fi->ep_attr->protocol_version = 1;
+	fi->ep_attr->max_msg_size = CXLFI_MAX_MSG;
+	fi->ep_attr->msg_prefix_size = 0;
+	fi->ep_attr->max_order_raw_size = CXLFI_MAX_MSG;
+	fi->ep_attr->max_order_war_size = CXLFI_MAX_MSG;
+	fi->ep_attr->max_order_waw_size = CXLFI_MAX_MSG;
+	fi->ep_attr->mem_tag_format = CXLFI_TAG_FORMAT;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->name = strdup(CXLFI_NAME);
+	fi->domain_attr->threading =
+		hints && hints->domain_attr &&
+				hints->domain_attr->threading !=
+					FI_THREAD_UNSPEC
+			? hints->domain_attr->threading
+			: FI_THREAD_SAFE;
+	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = hints && hints->domain_attr
+					   ? hints->domain_attr->av_type
+					   : FI_AV_UNSPEC;
+	/* We need no registration for messaging: accept the modes asked. */
+	fi->domain_attr->mr_mode =
+		hints && hints->domain_attr
+			? hints->domain_attr->mr_mode & CXLFI_MR_MODES
+			: 0;
+	fi->domain_attr->mr_key_size = 8;
+	fi->domain_attr->cq_data_size = CXLFI_CQ_DATA_SIZE;
+	fi->domain_attr->cq_cnt = 1024;
+	fi->domain_attr->ep_cnt = cxlfi_params.max_eps;
+	fi->domain_attr->tx_ctx_cnt = 1024;
+	fi->domain_attr->rx_ctx_cnt = 1024;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->max_ep_stx_ctx = 0;
+	fi->domain_attr->max_ep_srx_ctx = 0;
+	fi->domain_attr->cntr_cnt = 1024;
+	fi->domain_attr->mr_iov_limit = 1;
+	fi->domain_attr->mr_cnt = 1u << 20;
+	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+
+	fi->fabric_attr->name = strdup(CXLFI_NAME);
+	fi->fabric_attr->prov_version = CXLFI_PROV_VERSION;
+	fi->fabric_attr->api_version = version;
+	if (!fi->domain_attr->name || !fi->fabric_attr->name) {
+		fi_freeinfo(fi);
+		return -FI_ENOMEM;
+	}
+	*info = fi;
+	return 0;
+}
+
+/* Exported entry point; the running core's version becomes ours, so that
+ * newer cores (2.x) do not skip the provider as too old. */
+FI_EXT_INI
+{
+	cxlfi_prov.fi_version = fi_version();
+	read_params();
+	return &cxlfi_prov;
+}
