@@ -187,26 +187,35 @@ static size_t inject_size(void)
 	return cxl_ring_cell_payload((uint32_t)cxlfi_params.cell_size) - 16;
 }
 
+/* Can we satisfy these hints? Each refusal is logged with its reason
+ * (FI_LOG_LEVEL=info), so a user can see why cxl was not offered. */
 static int hints_ok(const struct fi_info *h)
 {
+	const char *why = NULL;
+
 	if (!h)
 		return 1;
 	if (h->ep_attr && h->ep_attr->type != FI_EP_UNSPEC &&
 	    h->ep_attr->type != FI_EP_RDM)
-		return 0;
-	if (h->caps & ~CXLFI_CAPS)
-		return 0;
-	if (h->fabric_attr && h->fabric_attr->name &&
-	    strcmp(h->fabric_attr->name, CXLFI_NAME))
-		return 0;
-	if (h->domain_attr && h->domain_attr->name &&
-	    strcmp(h->domain_attr->name, CXLFI_NAME))
-		return 0;
-	if (h->ep_attr && h->ep_attr->max_msg_size > CXLFI_MAX_MSG)
-		return 0;
-	if (h->addr_format != FI_FORMAT_UNSPEC)
-		return 0;
-	return 1;
+		why = "only FI_EP_RDM endpoints are offered";
+	else if (h->caps & ~CXLFI_CAPS)
+		why = "capabilities asked for include unsupported ones "
+		      "(FI_RMA, FI_ATOMIC, FI_MULTI_RECV come later)";
+	else if (h->fabric_attr && h->fabric_attr->name &&
+		 strcmp(h->fabric_attr->name, CXLFI_NAME))
+		why = "another fabric name was asked for";
+	else if (h->domain_attr && h->domain_attr->name &&
+		 strcmp(h->domain_attr->name, CXLFI_NAME))
+		why = "another domain name was asked for";
+	else if (h->ep_attr && h->ep_attr->max_msg_size > CXLFI_MAX_MSG)
+		why = "max_msg_size above 1 GiB";
+	else if (h->addr_format != FI_FORMAT_UNSPEC)
+		why = "only the provider's own address format is supported";
+	if (why)
+		CXLFI_INFO(FI_LOG_CORE,
+			   "hints not supported: %s (caps %#llx)\n", why,
+			   (unsigned long long)h->caps);
+	return !why;
 }
 
 static int cxlfi_getinfo(uint32_t version, const char *node,

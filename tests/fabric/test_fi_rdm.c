@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The cxl provider through the real libfabric API (the core loads
+ * libcxl-fi.so from FI_PROVIDER_PATH). Two processes, two emulated hosts:
+ * tagged and untagged messages of every protocol size, unexpected
+ * messages, any-source and ignore bits, directed receive, CQ data,
+ * inject, truncation, peek/claim, cancel and counters.
+ *
+ *   test_fi_rdm --mode coherent|emulated
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include "testutil.h"
+
+struct fi {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_cntr *rxc;
+	struct fid_ep *ep;
+	fi_addr_t peer;
+	int rank;
+};
+
+#define TRY(call)                                                          \
+	do {                                                               \
+		int rc_ = (int)(call);                                     \
+		if (rc_) {                                                 \
+			fprintf(stderr, "%s:%d: %s = %d (%s)\n", __FILE__, \
+				__LINE__, #call, rc_, fi_strerror(-rc_));  \
+			exit(3);                                           \
+		}                                                          \
+	} while (0)
+
+static void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
+	char name[64], peer[64];
+	size_t len = sizeof(name);
+
+	f->rank = rank;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE;
+	hints->fabric_attr->prov_name = strdup("cxl");
+	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f->info));
+	fi_freeinfo(hints);
+	TRY(fi_fabric(f->info->fabric_attr, &f->fabric, NULL));
+	TRY(fi_domain(f->fabric, f->info, &f->domain, NULL));
+	TRY(fi_av_open(f->domain, &ava, &f->av, NULL));
+	TRY(fi_cq_open(f->domain, &cqa, &f->cq, NULL));
+	TRY(fi_cntr_open(f->domain, &ca, &f->rxc, NULL));
+	TRY(fi_endpoint(f->domain, f->info, &f->ep, NULL));
+	TRY(fi_ep_bind(f->ep, &f->av->fid, 0));
+	TRY(fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV));
+	TRY(fi_ep_bind(f->ep, &f->rxc->fid, FI_RECV));
+	TRY(fi_enable(f->ep));
+	/* fi_getname sizing: too small reports the size */
+	{
+		size_t small = 4;
+
+		CHECK(fi_getname(&f->ep->fid, name, &small) == -FI_ETOOSMALL);
+		CHECK(small > 4 && small <= sizeof(name));
+	}
+	TRY(fi_getname(&f->ep->fid, name, &len));
+	REQUIRE(write(to_peer, &len, sizeof(len)) == sizeof(len));
+	REQUIRE(write(to_peer, name, len) == (ssize_t)len);
+	REQUIRE(read(from_peer, &len, sizeof(len)) == sizeof(len));
+	REQUIRE(read(from_peer, peer, len) == (ssize_t)len);
+	CHECK(fi_av_insert(f->av, peer, 1, &f->peer, 0, NULL) == 1);
+	/* an address of another pool or format is refused */
+	{
+		char bogus[64];
+		fi_addr_t fa;
+
+		memcpy(bogus, peer, len);
+		bogus[8] ^= 0x5a; /* the pool uuid */
+		CHECK(fi_av_insert(f->av, bogus, 1, &fa, 0, NULL) == 0);
+		CHECK(fa == FI_ADDR_NOTAVAIL);
+	}
+}
+
+static void fi_teardown(struct fi *f)
+{
+	TRY(fi_close(&f->ep->fid));
+	TRY(fi_close(&f->rxc->fid));
+	TRY(fi_close(&f->cq->fid));
+	TRY(fi_close(&f->av->fid));
+	TRY(fi_close(&f->domain->fid));
+	TRY(fi_close(&f->fabric->fid));
+	fi_freeinfo(f->info);
+}
+
+static const char *phase = "setup";
+
+/* Wait for one completion (or error entry) and return it. */
+static int wait_cq(struct fi *f, struct fi_cq_tagged_entry *e,
+		   struct fi_cq_err_entry *err, fi_addr_t *src)
+{
+	uint64_t t0 = cxl_now_ns();
+
+	for (;;) {
+		ssize_t n = fi_cq_readfrom(f->cq, e, 1, src);
+
+		if (n == 1)
+			return 0;
+		if (n == -FI_EAVAIL) {
+			memset(err, 0, sizeof(*err));
+			REQUIRE(fi_cq_readerr(f->cq, err, 0) == 1);
+			return -err->err;
+		}
+		REQUIRE(n == -FI_EAGAIN);
+		if (cxl_now_ns() - t0 > 20000000000ull) {
+			fprintf(stderr, "rank %d: no completion in 20 s (%s)\n",
+				f->rank, phase);
+			exit(4);
+		}
+	}
+}
+
+static void fill(uint8_t *b, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+}
+
+static const size_t sizes[] = { 0,    1,    7,	   8,	  48,	    63,
+				64,   65,   199,   200,	  201,	    216,
+				1000, 4096, 65536, 65537, 1u << 20, 3u << 20 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static void run(struct fi *f)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	fi_addr_t src;
+	size_t big = 3u << 20;
+	uint8_t *sb = malloc(big), *rb = malloc(big + 64);
+	bool r0 = f->rank == 0;
+
+	REQUIRE(sb && rb);
+	phase = "ping-pong";
+	/* 1. tagged ping-pong, every size, data verified, both directions */
+	for (size_t i = 0; i < NSIZES; i++) {
+		size_t n = sizes[i];
+		uint64_t tag = 0x8000000000000000ull | (i << 8) | 1;
+
+		if (r0) {
+			fill(sb, n, (unsigned)i);
+			TRY(fi_tsend(f->ep, sb, n, NULL, f->peer, tag, sb));
+			CHECK(wait_cq(f, &e, &err, &src) == 0 &&
+			      e.op_context == sb && (e.flags & FI_SEND));
+			TRY(fi_trecv(f->ep, rb, n, NULL, f->peer, tag + 1, 0,
+				     rb));
+			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			CHECK(e.len == n && e.tag == tag + 1 &&
+			      (e.flags & FI_RECV) && (e.flags & FI_TAGGED));
+			fill(sb, n, (unsigned)i + 100);
+			CHECK(!memcmp(rb, sb, n));
+			CHECK(src == f->peer);
+		} else {
+			TRY(fi_trecv(f->ep, rb, n, NULL, FI_ADDR_UNSPEC, tag, 0,
+				     rb));
+			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			fill(sb, n, (unsigned)i);
+			CHECK(e.len == n && !memcmp(rb, sb, n));
+			fill(sb, n, (unsigned)i + 100);
+			TRY(fi_tsend(f->ep, sb, n, NULL, f->peer, tag + 1, sb));
+			CHECK(wait_cq(f, &e, &err, &src) == 0);
+		}
+	}
+	phase = "unexpected";
+	/* 2. unexpected: rank 0 sends 3 tagged messages (one chunked) and
+	 * one untagged, rank 1 posts the receives afterwards, out of tag
+	 * order, with ignore bits and FI_ADDR_UNSPEC */
+	if (r0) {
+		fill(sb, 100000, 7);
+		TRY(fi_tsend(f->ep, sb, 10, NULL, f->peer, 0x10, NULL));
+		TRY(fi_tsend(f->ep, sb, 100000, NULL, f->peer, 0x21, NULL));
+		TRY(fi_tinjectdata(f->ep, sb, 5, 0xdada, f->peer, 0x30));
+		TRY(fi_send(f->ep, sb, 33, NULL, f->peer, NULL));
+		for (int k = 0; k < 3; k++)
+			CHECK(wait_cq(f, &e, &err, &src) == 0);
+	} else {
+		struct fi_msg_tagged pm = { 0 };
+
+		/* let everything arrive unexpected */
+		for (int k = 0; k < 200; k++)
+			fi_cq_read(f->cq, &e, 0);
+		usleep(100000);
+		/* FI_PEEK finds 0x21 with its size; FI_CLAIM reserves it */
+		{
+			struct fi_context ctx;
+
+			int rc;
+
+			pm.tag = 0x21;
+			pm.addr = FI_ADDR_UNSPEC;
+			pm.context = &ctx;
+			/* a probe may say FI_ENOMSG while the message is still
+			 * streaming in: retry, as MPI_Probe does */
+			do {
+				TRY(fi_trecvmsg(f->ep, &pm,
+						FI_PEEK | FI_CLAIM));
+				rc = wait_cq(f, &e, &err, &src);
+			} while (rc == -FI_ENOMSG);
+			CHECK(rc == 0);
+			CHECK(e.len == 100000 && e.tag == 0x21);
+			/* a claimed message is not matched by others: this
+			 * receive stays posted until cancelled */
+			{
+				struct fi_context c2;
+				int k;
+
+				TRY(fi_trecv(f->ep, rb, big, NULL,
+					     FI_ADDR_UNSPEC, 0x20, 0xf, &c2));
+				for (k = 0; k < 100; k++)
+					CHECK(fi_cq_read(f->cq, &e, 1) ==
+					      -FI_EAGAIN);
+				TRY(fi_cancel(&f->ep->fid, &c2));
+				CHECK(wait_cq(f, &e, &err, &src) ==
+				      -FI_ECANCELED);
+			}
+			/* ignore bits: 0x3? matches 0x30 */
+			TRY(fi_trecv(f->ep, rb, big, NULL, FI_ADDR_UNSPEC, 0x3a,
+				     0xf, rb));
+			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			CHECK(e.tag == 0x30 && e.len == 5 &&
+			      (e.flags & FI_REMOTE_CQ_DATA) &&
+			      e.data == 0xdada);
+			struct iovec iov = { rb, big };
+
+			pm.msg_iov = &iov;
+			pm.iov_count = 1;
+			TRY(fi_trecvmsg(f->ep, &pm, FI_CLAIM));
+			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			fill(sb, 100000, 7);
+			CHECK(e.len == 100000 && !memcmp(rb, sb, 100000));
+		}
+		/* peek for something that is not there: FI_ENOMSG */
+		{
+			struct fi_context ctx;
+
+			memset(&pm, 0, sizeof(pm));
+			pm.tag = 0x77;
+			pm.addr = FI_ADDR_UNSPEC;
+			pm.context = &ctx;
+			TRY(fi_trecvmsg(f->ep, &pm, FI_PEEK));
+			CHECK(wait_cq(f, &e, &err, &src) == -FI_ENOMSG);
+		}
+		/* truncation: 10 bytes into 4 */
+		TRY(fi_trecv(f->ep, rb, 4, NULL, f->peer, 0x10, 0, rb));
+		CHECK(wait_cq(f, &e, &err, &src) == -FI_ETRUNC);
+		CHECK(err.olen == 6 && err.len == 4);
+		TRY(fi_recv(f->ep, rb, 64, NULL, FI_ADDR_UNSPEC, rb));
+		CHECK(wait_cq(f, &e, &err, &src) == 0);
+		CHECK(e.len == 33 && (e.flags & FI_MSG));
+		CHECK(fi_cntr_read(f->rxc) > 0);
+		CHECK(fi_cntr_readerr(f->rxc) == 1);
+	}
+	phase = "cancel";
+	/* 3. cancel a receive that never matches */
+	{
+		struct fi_context ctx;
+
+		TRY(fi_trecv(f->ep, rb, 8, NULL, FI_ADDR_UNSPEC, 0x5555, 0,
+			     &ctx));
+		TRY(fi_cancel(&f->ep->fid, &ctx));
+		CHECK(wait_cq(f, &e, &err, &src) == -FI_ECANCELED);
+		CHECK(err.op_context == &ctx);
+		CHECK(fi_cancel(&f->ep->fid, &ctx) == -FI_ENOENT);
+	}
+	phase = "storm";
+	/* 4. a storm: 2000 messages in flight each way, completed later */
+	{
+		const int n = 2000;
+		uint64_t *vals = calloc(n, sizeof(uint64_t));
+		int sends = 0, recvs = 0;
+
+		REQUIRE(vals);
+		for (int k = 0; k < n; k++)
+			TRY(fi_trecv(f->ep, &vals[k], 8, NULL, f->peer,
+				     0x1000 + (uint64_t)k, 0, &vals[k]));
+		for (int k = 0; k < n; k++) {
+			uint64_t v = (uint64_t)k * 3 + (uint64_t)f->rank;
+			ssize_t rc;
+
+			while ((rc = fi_tinject(f->ep, &v, 8, f->peer,
+						0x1000 + (uint64_t)k)) ==
+			       -FI_EAGAIN)
+				fi_cq_read(f->cq, &e, 0);
+			TRY(rc);
+			sends++;
+		}
+		while (recvs < n) {
+			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			recvs++;
+		}
+		for (int k = 0; k < n; k++)
+			CHECK(vals[k] ==
+			      (uint64_t)k * 3 + (uint64_t)(1 - f->rank));
+		CHECK(sends == n);
+		free(vals);
+	}
+	free(sb);
+	free(rb);
+}
+
+static enum cxl_coh_mode mode;
+static struct tpool tp;
+static int p01[2], p10[2];
+
+static int child(int rank, void *arg)
+{
+	struct fi f;
+	char host[16];
+
+	(void)arg;
+	snprintf(host, sizeof(host), "%d", rank);
+	setenv("CXL_HOST_ID", host, 1);
+	fi_setup(&f, rank, rank ? p10[1] : p01[1], rank ? p01[0] : p10[0]);
+	run(&f);
+	fi_teardown(&f);
+	printf("rank %d: %d passed, %d failed\n", rank, t_passed, t_failed);
+	fflush(stdout);
+	return t_failed != 0;
+}
+
+int main(int argc, char **argv)
+{
+	char buf[64];
+
+	mode = targ_mode(argc, argv);
+	tpool_init(&tp, "firdm");
+	setenv("CXL_POOL", tp.path, 1);
+	setenv("CXL_RUNDIR", tp.dir, 1);
+	setenv("CXL_POOL_SIZE", "64M", 1);
+	setenv("CXL_ARENA_CAPACITY", "4096", 1);
+	setenv("CXL_MAX_PROCS", "64", 1);
+	setenv("CXL_MAX_HOSTS", "16", 1);
+	setenv("CXL_JOB", "test_fi_rdm", 1);
+	setenv("CXL_COHERENCE", cxl_coh_mode_name(mode), 1);
+	snprintf(buf, sizeof(buf), "%d", 8);
+	setenv("FI_CXL_INBOX_POLL", buf, 1);
+	REQUIRE(pipe(p01) == 0 && pipe(p10) == 0);
+	CHECK(run_children(2, child, NULL) == 0);
+	tpool_cleanup(&tp);
+	return t_report("test_fi_rdm");
+}
