@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -44,7 +45,7 @@
 #define CXLFI_EP_MAGIC 0x50454946584c4343ull
 #define CXLFI_TAG_FORMAT 0xaaaaaaaaaaaaaaaaull /* 64 tag bits, incl. 63 */
 #define CXLFI_CQ_DATA_SIZE 8
-#define CXLFI_MAX_MSG (1ull << 30)
+#define CXLFI_MAX_MSG (1ull << 40)
 
 extern struct fi_provider cxlfi_prov;
 
@@ -159,6 +160,11 @@ struct cxlfi_rx {
 	uint64_t tag, ignore;
 	uint64_t flags; /* FI_TAGGED or FI_MSG, FI_COMPLETION... */
 	void *context;
+	/* FI_MULTI_RECV: a buffer that takes message after message */
+	struct cxlfi_rx *parent; /* for the slice of one message */
+	size_t used;		 /* bytes handed out */
+	unsigned inflight;	 /* slices not yet completed */
+	bool released;		 /* out of the queue; last slice reports */
 };
 
 /* A message that arrived before its receive was posted. */
@@ -279,6 +285,8 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, void *context);
 extern struct fi_ops_msg cxlfi_msg_ops;
 extern struct fi_ops_tagged cxlfi_tagged_ops;
+extern struct fi_ops_rma cxlfi_no_rma_ops;	 /* unsupported.c */
+extern struct fi_ops_atomic cxlfi_no_atomic_ops; /* unsupported.c */
 
 /* proto.c: channels, matching and progress (domain lock held) */
 int cxlfi_ep_publish(struct cxlfi_ep *ep);

@@ -15,11 +15,29 @@ static int mr_close(struct fid *fid)
 	return 0;
 }
 
+/* FI_MR_ENDPOINT: a region is bound to an endpoint and enabled before
+ * use. Nothing to do for messaging, but both must succeed. */
+static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid;
+	(void)flags;
+	return bfid->fclass == FI_CLASS_EP || bfid->fclass == FI_CLASS_CNTR
+		       ? 0
+		       : -FI_EINVAL;
+}
+
+static int mr_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid;
+	(void)arg;
+	return command == FI_ENABLE ? 0 : -FI_ENOSYS;
+}
+
 static struct fi_ops mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = mr_close,
-	.bind = cxlfi_no_bind,
-	.control = cxlfi_no_control,
+	.bind = mr_bind,
+	.control = mr_control,
 	.ops_open = cxlfi_no_ops_open,
 };
 

@@ -506,22 +506,86 @@ static bool rx_matches(const struct cxlfi_rx *r, bool tagged, uint32_t src,
 	return r->src == FI_ADDR_UNSPEC || r->src_index == src;
 }
 
-static struct cxlfi_rx *take_posted(struct cxlfi_ep *ep, bool tagged,
-				    uint32_t src, uint64_t tag)
+static void rx_unlink(struct cxlfi_ep *ep, bool tagged, struct cxlfi_rx *r,
+		      struct cxlfi_rx *prev)
 {
-	struct cxlfi_rx **pp = tagged ? &ep->trecv : &ep->recv;
+	struct cxlfi_rx **head = tagged ? &ep->trecv : &ep->recv;
 	struct cxlfi_rx **tail = tagged ? &ep->trecv_tail : &ep->recv_tail;
-	struct cxlfi_rx *prev = NULL;
 
-	for (; *pp; prev = *pp, pp = &(*pp)->next) {
-		struct cxlfi_rx *r = *pp;
+	if (prev)
+		prev->next = r->next;
+	else
+		*head = r->next;
+	if (*tail == r)
+		*tail = prev;
+}
 
-		if (!rx_matches(r, tagged, src, tag))
+/* A multi-receive buffer leaves the queue. With no slice in flight its
+ * release is reported now, by a completion that carries FI_MULTI_RECV
+ * alone; otherwise the last slice to complete reports it. */
+static void multi_release(struct cxlfi_ep *ep, struct cxlfi_rx *m)
+{
+	m->released = true;
+	if (m->inflight)
+		return;
+	if (ep->rx_cq)
+		cxlfi_cq_push(ep->rx_cq, m->context, FI_MULTI_RECV, 0, m->buf,
+			      0, 0, FI_ADDR_NOTAVAIL);
+	free(m);
+}
+
+/* A slice of multi-receive buffer m for a message of total bytes. */
+static struct cxlfi_rx *multi_slice(struct cxlfi_ep *ep, struct cxlfi_rx *m,
+				    size_t total)
+{
+	struct cxlfi_rx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->buf = (uint8_t *)m->buf + m->used;
+	c->len = total;
+	c->src = m->src;
+	c->src_index = m->src_index;
+	c->flags = m->flags & ~FI_MULTI_RECV;
+	c->context = m->context;
+	c->parent = m;
+	m->used += total;
+	m->inflight++;
+	(void)ep;
+	return c;
+}
+
+/* The receive a message (tagged?, from src, with tag, of total bytes)
+ * goes to, taken out of its queue; NULL if none is posted. */
+static struct cxlfi_rx *take_posted(struct cxlfi_ep *ep, bool tagged,
+				    uint32_t src, uint64_t tag, size_t total)
+{
+	struct cxlfi_rx *prev = NULL, *r = tagged ? ep->trecv : ep->recv;
+
+	while (r) {
+		struct cxlfi_rx *next = r->next, *c;
+
+		if (!rx_matches(r, tagged, src, tag)) {
+			prev = r;
+			r = next;
 			continue;
-		*pp = r->next;
-		if (*tail == r)
-			*tail = prev;
-		return r;
+		}
+		if (!(r->flags & FI_MULTI_RECV)) {
+			rx_unlink(ep, tagged, r, prev);
+			return r;
+		}
+		if (total > r->len - r->used) { /* full: retire, go on */
+			rx_unlink(ep, tagged, r, prev);
+			multi_release(ep, r);
+			r = next;
+			continue;
+		}
+		c = multi_slice(ep, r, total);
+		if (r->len - r->used < ep->min_multi_recv) {
+			rx_unlink(ep, tagged, r, prev);
+			r->released = true;
+		}
+		return c;
 	}
 	return NULL;
 }
@@ -532,6 +596,13 @@ static void complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, size_t total,
 {
 	uint64_t f = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) |
 		     (has_data ? FI_REMOTE_CQ_DATA : 0);
+	struct cxlfi_rx *m = r->parent;
+
+	/* the last slice of a released multi-receive buffer reports it */
+	if (m && --m->inflight == 0 && m->released) {
+		f |= FI_MULTI_RECV;
+		free(m);
+	}
 
 	if (total > r->len) {
 		if (ep->rx_cq)
@@ -608,7 +679,7 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 	n -= h;
 	if (!tagged)
 		tag = 0;
-	r = take_posted(ep, tagged, pe->index, tag);
+	r = take_posted(ep, tagged, pe->index, tag, total);
 	if (r) {
 		copy_into(r, 0, m, n);
 		if (total == n) {
@@ -808,6 +879,42 @@ static ssize_t peek(struct cxlfi_ep *ep, struct cxlfi_rx *r, bool tagged)
 	return 0;
 }
 
+static void append_posted(struct cxlfi_ep *ep, bool tagged, struct cxlfi_rx *r)
+{
+	struct cxlfi_rx **head = tagged ? &ep->trecv : &ep->recv;
+	struct cxlfi_rx **tail = tagged ? &ep->trecv_tail : &ep->recv_tail;
+
+	r->next = NULL;
+	if (*tail)
+		(*tail)->next = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+/* Hand buffered untagged messages to newly posted (multi-)receives. */
+static void match_unexpected(struct cxlfi_ep *ep)
+{
+	struct cxlfi_unexp *u = ep->unexp, *prev = NULL;
+
+	while (u) {
+		struct cxlfi_unexp *next = u->next;
+		struct cxlfi_rx *r;
+
+		if (u->tagged || u->claimed) {
+			prev = u;
+			u = next;
+			continue;
+		}
+		r = take_posted(ep, false, u->src_index, 0, u->len);
+		if (!r)
+			return;
+		unexp_remove(ep, u, prev);
+		deliver_unexp(ep, u, r);
+		u = next;
+	}
+}
+
 ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 		   uint64_t tag, uint64_t ignore, uint64_t flags, void *context)
 {
@@ -836,6 +943,15 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 	r->context = context;
 	if (flags & FI_PEEK)
 		return peek(ep, r, tagged);
+	if (flags & FI_MULTI_RECV) {
+		if (tagged) {
+			free(r);
+			return -FI_EINVAL;
+		}
+		append_posted(ep, false, r);
+		match_unexpected(ep);
+		return 0;
+	}
 	for (u = ep->unexp; u; prev = u, u = u->next) {
 		if (flags & FI_CLAIM ? u->claimed && u->claim_ctx == context
 				     : ux_matches(u, tagged, src, src_index,
@@ -858,19 +974,7 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 		free(r);
 		return -FI_EINVAL;
 	}
-	if (tagged) {
-		if (ep->trecv_tail)
-			ep->trecv_tail->next = r;
-		else
-			ep->trecv = r;
-		ep->trecv_tail = r;
-	} else {
-		if (ep->recv_tail)
-			ep->recv_tail->next = r;
-		else
-			ep->recv = r;
-		ep->recv_tail = r;
-	}
+	append_posted(ep, tagged, r);
 	return 0;
 }
 
@@ -896,7 +1000,10 @@ ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context)
 					ep->rx_cq, context,
 					FI_RECV | (l == 0 ? FI_TAGGED : FI_MSG),
 					0, r->buf, 0, r->tag, 0, FI_ECANCELED);
-			free(r);
+			if (r->inflight) /* slices still arriving own it */
+				r->released = true;
+			else
+				free(r);
 			return 0;
 		}
 	}

@@ -175,7 +175,7 @@ static void read_params(void)
 
 #define CXLFI_CAPS                                                   \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | \
-	 FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
+	 FI_SOURCE | FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define CXLFI_MR_MODES                                                      \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | \
 	 FI_MR_ENDPOINT)
@@ -200,7 +200,7 @@ static int hints_ok(const struct fi_info *h)
 		why = "only FI_EP_RDM endpoints are offered";
 	else if (h->caps & ~CXLFI_CAPS)
 		why = "capabilities asked for include unsupported ones "
-		      "(FI_RMA, FI_ATOMIC, FI_MULTI_RECV come later)";
+		      "(FI_RMA and FI_ATOMIC come later)";
 	else if (h->fabric_attr && h->fabric_attr->name &&
 		 strcmp(h->fabric_attr->name, CXLFI_NAME))
 		why = "another fabric name was asked for";
