@@ -260,6 +260,8 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			 __ATOMIC_RELEASE);
 	cxl_flush(pool, line, CXL_LINE);
 	cxl_wfence(pool);
+	CXLFI_INFO(FI_LOG_EP_DATA, "channel %u -> %u created\n", ep->index,
+		   a->index);
 	return 0;
 }
 
@@ -301,6 +303,8 @@ static void scan_inbox(struct cxlfi_ep *ep)
 			pe->rx = NULL;
 			continue;
 		}
+		CXLFI_INFO(FI_LOG_EP_DATA, "channel %u -> %u attached\n", j,
+			   ep->index);
 		if (!pe->in_active) {
 			pe->in_active = true;
 			pe->next_active = ep->active;

@@ -245,7 +245,14 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->addr_format = FI_FORMAT_UNSPEC;
 
 	fi->tx_attr->caps = fi->caps;
-	fi->tx_attr->op_flags = FI_TRANSMIT_COMPLETE;
+	/* Sends complete once the data is in the pool (transmit complete).
+	 * FI_COMPLETION is honoured as asked: with FI_SELECTIVE_COMPLETION
+	 * it decides whether plain fi_send()/fi_recv() report at all. */
+	fi->tx_attr->op_flags =
+		FI_TRANSMIT_COMPLETE |
+		(hints && hints->tx_attr
+			 ? hints->tx_attr->op_flags & FI_COMPLETION
+			 : 0);
 	fi->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW | FI_ORDER_WAS |
 				 FI_ORDER_WAW | FI_ORDER_RAR | FI_ORDER_RAW |
 				 FI_ORDER_WAR;
@@ -256,7 +263,10 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->tx_attr->rma_iov_limit = 0;
 
 	fi->rx_attr->caps = fi->caps;
-	fi->rx_attr->op_flags = 0;
+	fi->rx_attr->op_flags =
+		hints && hints->rx_attr
+			? hints->rx_attr->op_flags & FI_COMPLETION
+			: 0;
 	fi->rx_attr->msg_order = fi->tx_attr->msg_order;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->total_buffered_recv = cxlfi_params.unexp_limit;
