@@ -44,19 +44,21 @@ int main(int argc, char **argv)
 
 			if (rank == 0) {
 				fill(sb, m, (unsigned)m);
-				MPI_Send(sb, (int)m, MPI_BYTE, 1, 7, MPI_COMM_WORLD);
-				MPI_Recv(rb, (int)m, MPI_BYTE, 1, 8, MPI_COMM_WORLD,
-					 MPI_STATUS_IGNORE);
+				MPI_Send(sb, (int)m, MPI_BYTE, 1, 7,
+					 MPI_COMM_WORLD);
+				MPI_Recv(rb, (int)m, MPI_BYTE, 1, 8,
+					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 				fill(sb, m, (unsigned)m + 1);
 				bad += memcmp(sb, rb, m) != 0;
 				tested++;
 			} else if (rank == 1) {
-				MPI_Recv(rb, (int)m, MPI_BYTE, 0, 7, MPI_COMM_WORLD,
-					 MPI_STATUS_IGNORE);
+				MPI_Recv(rb, (int)m, MPI_BYTE, 0, 7,
+					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 				fill(sb, m, (unsigned)m);
 				bad += memcmp(sb, rb, m) != 0;
 				fill(sb, m, (unsigned)m + 1);
-				MPI_Send(sb, (int)m, MPI_BYTE, 0, 8, MPI_COMM_WORLD);
+				MPI_Send(sb, (int)m, MPI_BYTE, 0, 8,
+					 MPI_COMM_WORLD);
 				tested++;
 			}
 		}

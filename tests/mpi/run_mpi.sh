@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Run an MPI program with MPICH over the cxl provider on a private pool.
+#   run_mpi.sh MPIEXEC PROVIDER_DIR MODE RANKS HOSTS PROGRAM [ARGS...]
+# Ranks go to HOSTS emulated hosts (CXL_HOST_ID = rank % HOSTS). The run is
+# bounded (CXL_MPI_TIMEOUT, 300 s) and its pool is removed afterwards.
+set -u
+MPIEXEC=$1 PROVDIR=$2 MODE=$3 NP=$4 HOSTS=$5
+shift 5
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d /dev/shm/cxltest-mpi-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+if [ ! -x "$MPIEXEC" ]; then
+	echo "run_mpi.sh: $MPIEXEC is missing: run scripts/setup.sh (it installs the pinned mpich wheel into .venv)" >&2
+	exit 1
+fi
+export CXL_POOL=$dir/pool CXL_RUNDIR=$dir CXL_POOL_SIZE=256M \
+	CXL_ARENA_CAPACITY=8192 CXL_JOB=mpi-$$ CXL_COHERENCE=$MODE \
+	CXL_TEST_HOSTS=$HOSTS FI_PROVIDER=cxl FI_PROVIDER_PATH=$PROVDIR \
+	MPIR_CVAR_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_DEBUG_SUMMARY=1
+out=$dir/out
+timeout "${CXL_MPI_TIMEOUT:-300}" "$MPIEXEC" -n "$NP" "$here/hostwrap.sh" "$@" >"$out" 2>&1
+rc=$?
+# the transport really was cxl
+if ! grep -q "libfabric provider: cxl" "$out"; then
+	echo "run_mpi.sh: MPICH did not select the cxl provider" >&2
+	rc=1
+fi
+grep -v -E '^(====|[A-Za-z_]+: |  |MPIDI|MPIR|MPID|sizeof|tx_|rx_|max_|Required|provider:|libfabric provider)' "$out" | head -50
+grep -E 'passed, [0-9]+ failed|bad' "$out" | tail -2
+exit $rc
