@@ -344,7 +344,8 @@ static int push(struct cxlfi_ep *ep, struct cxlfi_peer *pe, struct cxlfi_tx *t)
 		size_t h = put_hdr(ep->tx_scratch, t);
 
 		if (h + t->len <= P) {
-			memcpy(ep->tx_scratch + h, t->buf, t->len);
+			if (t->len) /* a 0-byte send may have a NULL buffer */
+				memcpy(ep->tx_scratch + h, t->buf, t->len);
 			rc = cxl_ring_send(pe->tx, ep->tx_scratch, h + t->len,
 					   OP_EAGER | tx_op(t), 0);
 			if (rc == CXL_EAGAIN)
@@ -471,18 +472,15 @@ ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
 	if (!q)
 		return -FI_ENOMEM;
 	*q = t;
-	if ((flags & FI_INJECT) || !t.started) {
-		/* not started: nothing of it is in the ring yet, copy so a
-		 * later reuse of an inject buffer cannot race */
-		if (flags & FI_INJECT) {
-			q->copy = malloc(len ? len : 1);
-			if (!q->copy) {
-				free(q);
-				return -FI_ENOMEM;
-			}
-			memcpy(q->copy, buf, len);
-			q->buf = q->copy;
+	if (flags & FI_INJECT) {
+		q->copy = malloc(len ? len : 1);
+		if (!q->copy) {
+			free(q);
+			return -FI_ENOMEM;
 		}
+		if (len) /* a 0-byte inject may have a NULL buffer */
+			memcpy(q->copy, buf, len);
+		q->buf = q->copy;
 	}
 	if (pe->txq_tail)
 		pe->txq_tail->next = q;

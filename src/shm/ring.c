@@ -371,7 +371,8 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 		__atomic_store_n(&ck->stamp, stamp, __ATOMIC_RELEASE);
 	}
 	n = len < L0_PAYLOAD ? len : L0_PAYLOAD;
-	memcpy(c0->data, src, n);
+	if (n) /* buf may be NULL for an empty message */
+		memcpy(c0->data, src, n);
 	c0->len = (uint32_t)len;
 	c0->tag = tag;
 	__atomic_store_n(&c0->stamp, stamp, __ATOMIC_RELEASE);
@@ -473,7 +474,8 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	if (tag)
 		*tag = c0->tag;
 	n = msg_len < L0_PAYLOAD ? msg_len : L0_PAYLOAD;
-	memcpy(dst, c0->data, n);
+	if (n) /* buf may be NULL when cap is 0 */
+		memcpy(dst, c0->data, n);
 	dst += n;
 	left = msg_len - n;
 	for (uint32_t k = 1; k < nl; k++) {

@@ -17,6 +17,10 @@ export CXL_POOL=$dir/pool CXL_RUNDIR=$dir CXL_POOL_SIZE=256M \
 	CXL_ARENA_CAPACITY=8192 CXL_JOB=mpi-$$ CXL_COHERENCE=$MODE \
 	CXL_TEST_HOSTS=$HOSTS FI_PROVIDER=cxl FI_PROVIDER_PATH=$PROVDIR \
 	MPIR_CVAR_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_DEBUG_SUMMARY=1
+if [ -n "${CXL_MPI_PRELOAD:-}" ]; then
+	export LD_PRELOAD=$CXL_MPI_PRELOAD
+	export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+fi
 out=$dir/out
 timeout "${CXL_MPI_TIMEOUT:-300}" "$MPIEXEC" -n "$NP" "$here/hostwrap.sh" "$@" >"$out" 2>&1
 rc=$?
