@@ -59,7 +59,16 @@ struct cxlfi_params {
 	size_t ncells;	    /* FI_CXL_CELLS: cells per channel */
 	size_t inbox_poll;  /* FI_CXL_INBOX_POLL: progress calls per scan */
 	size_t unexp_limit; /* FI_CXL_UNEXP_LIMIT: unexpected bytes */
+	int stats;	    /* FI_CXL_STATS: print counts at fabric close */
 };
+
+/* Process-wide message counts (under the domain lock of the ep). */
+struct cxlfi_stats {
+	uint64_t sent, recv, bytes;
+};
+extern struct cxlfi_stats cxlfi_stats;
+/* Print them with the coherence operations since the fabric opened. */
+void cxlfi_stats_report(const struct cxl_coh_counters *since);
 extern struct cxlfi_params cxlfi_params;
 
 /* The address of an endpoint, as fi_getname returns it. */
@@ -84,6 +93,7 @@ struct cxlfi_fabric {
 	struct fid_fabric fid;
 	cxl_pool *pool;
 	int refs;
+	struct cxl_coh_counters coh0; /* at open, for FI_CXL_STATS */
 };
 
 struct cxlfi_domain {

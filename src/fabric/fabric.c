@@ -11,6 +11,7 @@ static int fabric_close(struct fid *fid)
 
 	if (f->refs)
 		return -FI_EBUSY;
+	cxlfi_stats_report(&f->coh0);
 	cxlfi_pool_put();
 	free(f);
 	return 0;
@@ -61,6 +62,7 @@ int cxlfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		free(f);
 		return rc;
 	}
+	cxl_coh_counters_get(&f->coh0);
 	f->fid.fid.fclass = FI_CLASS_FABRIC;
 	f->fid.fid.context = context;
 	f->fid.fid.ops = &fabric_fi_ops;

@@ -271,12 +271,13 @@ static void scan_inbox(struct cxlfi_ep *ep)
 	cxl_pool *pool = ep->dom->pool;
 	char name[64];
 
+	/* One invalidation of the whole inbox: N lines, a single fence. */
+	cxl_inval(pool, ep->inbox, cxlfi_params.max_eps * CXL_LINE);
 	for (uint32_t j = 0; j < cxlfi_params.max_eps; j++) {
 		uint64_t *line = ep->inbox + (size_t)j * 8;
 		struct cxlfi_peer *pe = ep->peers[j];
 		uint64_t stamp;
 
-		cxl_inval(pool, line, CXL_LINE);
 		stamp = __atomic_load_n(&line[IB_STAMP], __ATOMIC_ACQUIRE);
 		if (!stamp || (pe && pe->rx_seen == stamp))
 			continue;
@@ -389,6 +390,10 @@ static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 {
 	uint64_t f = FI_SEND | (t->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
 
+	if (!err) {
+		cxlfi_stats.sent++;
+		cxlfi_stats.bytes += t->len;
+	}
 	if (err && ep->tx_cq)
 		cxlfi_cq_push_err(ep->tx_cq, t->context, f, 0, NULL, 0, 0, 0,
 				  err);
@@ -600,6 +605,7 @@ static void complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, size_t total,
 		     (has_data ? FI_REMOTE_CQ_DATA : 0);
 	struct cxlfi_rx *m = r->parent;
 
+	cxlfi_stats.recv++;
 	/* the last slice of a released multi-receive buffer reports it */
 	if (m && --m->inflight == 0 && m->released) {
 		f |= FI_MULTI_RECV;

@@ -36,6 +36,28 @@ struct cxlfi_params cxlfi_params = {
 	.unexp_limit = 64u << 20,
 };
 
+struct cxlfi_stats cxlfi_stats;
+
+void cxlfi_stats_report(const struct cxl_coh_counters *c0)
+{
+	struct cxl_coh_counters c;
+
+	if (!cxlfi_params.stats)
+		return;
+	cxl_coh_counters_get(&c);
+	fprintf(stderr,
+		"cxl-stats: sent %llu recv %llu bytes %llu flush_lines %llu "
+		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu\n",
+		(unsigned long long)cxlfi_stats.sent,
+		(unsigned long long)cxlfi_stats.recv,
+		(unsigned long long)cxlfi_stats.bytes,
+		(unsigned long long)(c.flush_lines - c0->flush_lines),
+		(unsigned long long)(c.inval_lines - c0->inval_lines),
+		(unsigned long long)(c.fences - c0->fences),
+		(unsigned long long)(c.nt_stores - c0->nt_stores),
+		(unsigned long long)(c.nt_loads - c0->nt_loads));
+}
+
 /* ---- the process-wide pool ------------------------------------------- */
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -162,6 +184,10 @@ static void read_params(void)
 		   &cxlfi_params.inbox_poll, 1, 1u << 20);
 	param_size("UNEXP_LIMIT", "bytes of unexpected messages buffered",
 		   &cxlfi_params.unexp_limit, 4096, SIZE_MAX / 2);
+	fi_param_define(&cxlfi_prov, "STATS", FI_PARAM_BOOL,
+			"print message and coherence counts at fabric close "
+			"(default 0)");
+	fi_param_get_bool(&cxlfi_prov, "STATS", &cxlfi_params.stats);
 	if (cxlfi_params.cell_size % 64) {
 		CXLFI_WARN(FI_LOG_CORE,
 			   "FI_CXL_CELL_SIZE=%zu is not a multiple of 64; "

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * OSU-style MPI micro-benchmarks (our own implementation): warm-up, then
+ * timed iterations per message size; rank 0 prints one line per size:
+ *
+ *   RESULT <test> <size_bytes> <value> <unit>
+ *
+ *   mpi_bench latency|bw|bibw|mbw|allreduce [--max BYTES] [--quick]
+ *
+ * latency   ping-pong between ranks 0 and 1, one-way time (us)
+ * bw        rank 0 streams windows of 64 messages to rank 1 (MB/s)
+ * bibw      both directions at once (MB/s, sum)
+ * mbw       n/2 pairs (r, r + n/2) stream at once (MB/s, aggregate)
+ * allreduce MPI_Allreduce of doubles, time averaged over ranks (us)
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW 64
+
+static int rank, size;
+
+static int iters_for(size_t n, int quick)
+{
+	int it = n <= 8192 ? 2000 : n <= 262144 ? 200 : 40;
+
+	return quick ? it / 10 + 2 : it;
+}
+
+static double latency(char *buf, size_t n, int iters)
+{
+	double t0 = 0;
+
+	for (int i = -iters / 10; i < iters; i++) {
+		if (i == 0) {
+			MPI_Barrier(MPI_COMM_WORLD);
+			t0 = MPI_Wtime();
+		}
+		if (rank == 0) {
+			MPI_Send(buf, (int)n, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+			MPI_Recv(buf, (int)n, MPI_CHAR, 1, 1, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		} else if (rank == 1) {
+			MPI_Recv(buf, (int)n, MPI_CHAR, 0, 1, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			MPI_Send(buf, (int)n, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+		}
+	}
+	return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+}
+
+/* Stream windows from src to dst (and back if both); returns MB/s of
+ * the bytes this rank sent or received. */
+static double stream(char *sbuf, char *rbuf, size_t n, int iters, int peer,
+		     int sender, int both)
+{
+	MPI_Request rq[2 * WINDOW];
+	double t0 = 0, t;
+	char ack = 0;
+
+	for (int i = -iters / 10; i < iters; i++) {
+		int k = 0;
+
+		if (i == 0) {
+			MPI_Barrier(MPI_COMM_WORLD);
+			t0 = MPI_Wtime();
+		}
+		for (int w = 0; w < WINDOW; w++) {
+			if (sender || both)
+				MPI_Isend(sbuf, (int)n, MPI_CHAR, peer, 2,
+					  MPI_COMM_WORLD, &rq[k++]);
+			if (!sender || both)
+				MPI_Irecv(rbuf + (size_t)w * n, (int)n,
+					  MPI_CHAR, peer, 2, MPI_COMM_WORLD,
+					  &rq[k++]);
+		}
+		MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
+		/* the receiver acknowledges each window */
+		if (sender)
+			MPI_Recv(&ack, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		else
+			MPI_Send(&ack, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD);
+	}
+	t = MPI_Wtime() - t0;
+	return (double)n * WINDOW * iters * (both ? 2 : 1) / t / 1e6;
+}
+
+static double allreduce(double *a, double *b, size_t n, int iters)
+{
+	double t0 = 0, t, sum;
+
+	for (int i = -iters / 10; i < iters; i++) {
+		if (i == 0) {
+			MPI_Barrier(MPI_COMM_WORLD);
+			t0 = MPI_Wtime();
+		}
+		MPI_Allreduce(a, b, (int)(n / sizeof(double)), MPI_DOUBLE,
+			      MPI_SUM, MPI_COMM_WORLD);
+	}
+	t = (MPI_Wtime() - t0) * 1e6 / iters;
+	MPI_Reduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+	return sum / size;
+}
+
+int main(int argc, char **argv)
+{
+	size_t max = 8u << 20;
+	const char *test;
+	int quick = 0;
+	char *sbuf, *rbuf;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc < 2) {
+		if (!rank)
+			fprintf(stderr, "usage: mpi_bench latency|bw|bibw|mbw|"
+					"allreduce [--max BYTES] [--quick]\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	test = argv[1];
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--max") && i + 1 < argc)
+			max = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+	}
+	if (size < 2) {
+		if (!rank)
+			fprintf(stderr, "mpi_bench needs at least 2 ranks\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	sbuf = calloc(1, max);
+	rbuf = calloc(WINDOW, max < (1u << 20) ? max : (1u << 20));
+	if (!sbuf || !rbuf)
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	for (size_t n = strcmp(test, "allreduce") ? 1 : 8; n <= max; n *= 2) {
+		int it = iters_for(n, quick);
+		double v = 0;
+		const char *unit = "MB/s";
+		/* the receive window reuses 1 MiB slots beyond 1 MiB */
+		size_t slot = n < (1u << 20) ? n : 0;
+
+		if (!strcmp(test, "latency")) {
+			v = latency(sbuf, n, it);
+			unit = "us";
+		} else if (!strcmp(test, "bw") || !strcmp(test, "bibw")) {
+			int both = !strcmp(test, "bibw");
+
+			if (rank < 2)
+				v = stream(sbuf, slot ? rbuf : sbuf, n, it / 8 + 1,
+					   1 - rank, rank == 0, both);
+			else
+				MPI_Barrier(MPI_COMM_WORLD);
+		} else if (!strcmp(test, "mbw")) {
+			int half = size / 2, peer, sender;
+			double mine = 0, tot;
+
+			if (rank < 2 * half) {
+				sender = rank < half;
+				peer = sender ? rank + half : rank - half;
+				mine = stream(sbuf, slot ? rbuf : sbuf, n,
+					      it / 8 + 1, peer, sender, 0);
+			} else {
+				MPI_Barrier(MPI_COMM_WORLD);
+			}
+			MPI_Reduce(&mine, &tot, 1, MPI_DOUBLE, MPI_SUM, 0,
+				   MPI_COMM_WORLD);
+			/* sender and receiver both count the bytes */
+			v = tot / 2;
+		} else if (!strcmp(test, "allreduce")) {
+			v = allreduce((double *)sbuf, (double *)rbuf,
+				      n < (1u << 20) ? n : (1u << 20), it);
+			unit = "us";
+			if (n >= (1u << 20))
+				break;
+		} else {
+			if (!rank)
+				fprintf(stderr, "mpi_bench: unknown test %s\n",
+					test);
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		if (!rank)
+			printf("RESULT %s %zu %.3f %s\n", test, n, v, unit);
+		fflush(stdout);
+	}
+	free(sbuf);
+	free(rbuf);
+	MPI_Finalize();
+	return 0;
+}
