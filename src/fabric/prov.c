@@ -31,7 +31,7 @@ struct fi_provider cxlfi_prov = {
 struct cxlfi_params cxlfi_params = {
 	.max_eps = 256,
 	.cell_size = 256,
-	.ncells = 64,
+	.ncells = 63, /* 192 + 63 x 256 B = 16320 B: one 16 KiB heap block */
 	.inbox_poll = 64,
 	.unexp_limit = 64u << 20,
 };
