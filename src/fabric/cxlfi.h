@@ -16,7 +16,7 @@
  *    inbox line A. Channels exist only between peers that talk, so pool
  *    memory grows with the pairs in use, not with N^2 x cells;
  *  - progress polls only the channels that exist, and scans the inbox
- *    every FI_CXL_INBOX_POLL calls (or when idle).
+ *    every FI_CXL_INBOX_POLL calls.
  */
 #ifndef CXLFI_H
 #define CXLFI_H

@@ -254,16 +254,57 @@ static int ep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
 	return -FI_ENOSYS;
 }
 
+static int ep_connect(struct fid_ep *ep, const void *addr, const void *param,
+		      size_t paramlen)
+{
+	(void)ep;
+	(void)addr;
+	(void)param;
+	(void)paramlen;
+	return -FI_ENOSYS; /* RDM: connectionless */
+}
+
+static int ep_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+static int ep_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	(void)ep;
+	(void)param;
+	(void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int ep_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		     size_t paramlen)
+{
+	(void)pep;
+	(void)handle;
+	(void)param;
+	(void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int ep_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
 static struct fi_ops_cm ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = ep_setname,
 	.getname = ep_getname,
 	.getpeer = ep_getpeer,
-	.connect = NULL,
-	.listen = NULL,
-	.accept = NULL,
-	.reject = NULL,
-	.shutdown = NULL,
+	.connect = ep_connect,
+	.listen = ep_listen,
+	.accept = ep_accept,
+	.reject = ep_reject,
+	.shutdown = ep_shutdown,
 	.join = NULL,
 };
 

@@ -8,14 +8,18 @@
 
 #define CXLFI_INTERNAL_COMP FI_COMPLETION /* "write a CQ entry" */
 
+/* fi_inject*() never report a completion; FI_INJECT given to fi_sendmsg
+ * only allows reusing the buffer at once, and completes as usual. */
+#define INJECT_OP (1ull << 63)
+
 static uint64_t tx_flags(struct cxlfi_ep *ep, uint64_t flags)
 {
 	bool sel = ep->tx_cq_flags & FI_SELECTIVE_COMPLETION;
 
-	if ((flags & FI_INJECT) || (sel && !(flags & FI_COMPLETION)) ||
+	if ((flags & INJECT_OP) || (sel && !(flags & FI_COMPLETION)) ||
 	    !ep->tx_cq)
-		return flags & ~CXLFI_INTERNAL_COMP;
-	return flags | CXLFI_INTERNAL_COMP;
+		return flags & ~(CXLFI_INTERNAL_COMP | INJECT_OP);
+	return (flags | CXLFI_INTERNAL_COMP) & ~INJECT_OP;
 }
 
 static uint64_t rx_flags(struct cxlfi_ep *ep, uint64_t flags)
@@ -124,7 +128,8 @@ static ssize_t m_sendmsg(struct fid_ep *ep, const struct fi_msg *m,
 static ssize_t m_inject(struct fid_ep *ep, const void *buf, size_t len,
 			fi_addr_t dest)
 {
-	return do_send(ep, buf, len, dest, 0, 0, FI_INJECT | FI_MSG, NULL);
+	return do_send(ep, buf, len, dest, 0, 0, INJECT_OP | FI_INJECT | FI_MSG,
+		       NULL);
 }
 
 static ssize_t m_senddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -139,7 +144,8 @@ static ssize_t m_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 			    uint64_t data, fi_addr_t dest)
 {
 	return do_send(ep, buf, len, dest, 0, data,
-		       FI_INJECT | FI_MSG | FI_REMOTE_CQ_DATA, NULL);
+		       INJECT_OP | FI_INJECT | FI_MSG | FI_REMOTE_CQ_DATA,
+		       NULL);
 }
 
 struct fi_ops_msg cxlfi_msg_ops = {
@@ -218,7 +224,8 @@ static ssize_t t_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *m,
 static ssize_t t_inject(struct fid_ep *ep, const void *buf, size_t len,
 			fi_addr_t dest, uint64_t tag)
 {
-	return do_send(ep, buf, len, dest, tag, 0, FI_INJECT | FI_TAGGED, NULL);
+	return do_send(ep, buf, len, dest, tag, 0,
+		       INJECT_OP | FI_INJECT | FI_TAGGED, NULL);
 }
 
 static ssize_t t_senddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -234,7 +241,8 @@ static ssize_t t_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 			    uint64_t data, fi_addr_t dest, uint64_t tag)
 {
 	return do_send(ep, buf, len, dest, tag, data,
-		       FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA, NULL);
+		       INJECT_OP | FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA,
+		       NULL);
 }
 
 struct fi_ops_tagged cxlfi_tagged_ops = {

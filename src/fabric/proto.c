@@ -41,6 +41,9 @@ enum {
 	IB_GEN = 3
 };
 
+static void unexp_remove(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
+			 struct cxlfi_unexp *prev);
+
 static size_t ep_obj_size(void)
 {
 	return (EP_HDR_LINES + cxlfi_params.max_eps) * CXL_LINE;
@@ -80,16 +83,27 @@ int cxlfi_ep_publish(struct cxlfi_ep *ep)
 				    &ep->self);
 	}
 	if (rc) {
-		CXLFI_WARN(FI_LOG_EP_CTRL,
-			   "cannot publish an endpoint in the pool: %s%s\n",
-			   rc == CXL_EEXIST ? "all FI_CXL_MAX_EPS indices are "
-					      "taken; raise FI_CXL_MAX_EPS or "
-					      "run 'cxlpool gc'"
-					    : cxl_errmsg(),
-			   "");
+		CXLFI_WARN(
+			FI_LOG_EP_CTRL,
+			"cannot publish an endpoint in the pool: %s%s\n",
+			rc == CXL_EEXIST
+				? "all FI_CXL_MAX_EPS indices are taken; raise "
+				  "FI_CXL_MAX_EPS, give each job its own CXL_JOB "
+				  "(a crashed job's endpoints are then "
+				  "reclaimed), or remove stale 'cxlfi.ep.*' "
+				  "objects with 'cxlpool rm'"
+				: cxl_errmsg(),
+			"");
 		return rc == CXL_ENOSPC ? -FI_ENOSPC : -FI_EADDRNOTAVAIL;
 	}
-	ep->gen = ep->self.gen;
+	/* A generation unique to this incarnation of the index (the arena
+	 * entry's own generation restarts at 1 for a fresh entry): senders
+	 * check it, and it makes our inbox stamps differ from any earlier
+	 * endpoint's with the same index. */
+	do
+		ep->gen = (uint32_t)(cxl_now_ns() ^ ((uint64_t)getpid() << 16) ^
+				     (uintptr_t)ep ^ ep->self.gen);
+	while (ep->gen == 0);
 	hdr = ep->self.ptr;
 	hdr[0] = CXLFI_EP_MAGIC;
 	hdr[1] = cxl_pool_host_id(pool);
@@ -218,12 +232,21 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 				   a->index, cxl_errmsg());
 			return -FI_EHOSTUNREACH;
 		}
-		if (pe->epobj.gen != a->gen || pe->epobj.size < ep_obj_size()) {
-			CXLFI_WARN(FI_LOG_EP_DATA,
-				   "address of endpoint %u is stale (gen %u, "
-				   "the pool has gen %u) or its FI_CXL_MAX_EPS "
-				   "differs\n",
-				   a->index, a->gen, pe->epobj.gen);
+		const uint64_t *hdr = pe->epobj.ptr;
+
+		if (pe->epobj.size >= ep_obj_size())
+			cxl_inval(pool, hdr, CXL_LINE);
+		if (pe->epobj.size < ep_obj_size() ||
+		    hdr[0] != CXLFI_EP_MAGIC || hdr[4] != a->gen) {
+			CXLFI_WARN(
+				FI_LOG_EP_DATA,
+				"address of endpoint %u is stale (gen %u, "
+				"the pool has gen %llu) or its FI_CXL_MAX_EPS "
+				"differs\n",
+				a->index, a->gen,
+				pe->epobj.size >= ep_obj_size()
+					? (unsigned long long)hdr[4]
+					: 0ull);
 			cxl_obj_close(&pe->epobj);
 			return -FI_EHOSTUNREACH;
 		}
@@ -265,6 +288,41 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	return 0;
 }
 
+/* The old sender of a half-received message is gone: fail the matched
+ * receive, or drop the incomplete unexpected message. */
+static void drop_partial(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	if (pe->rx_cur) {
+		struct cxlfi_rx *r = pe->rx_cur;
+
+		if (ep->rx_cq)
+			cxlfi_cq_push_err(ep->rx_cq, r->context,
+					  FI_RECV | (r->flags & FI_TAGGED
+							     ? FI_TAGGED
+							     : FI_MSG),
+					  0, r->buf, 0, pe->rx_tag, 0, FI_EIO);
+		cxlfi_cntr_inc(ep->rx_cntr, true);
+		if (r->parent && --r->parent->inflight == 0 &&
+		    r->parent->released)
+			free(r->parent);
+		free(r);
+	}
+	if (pe->ux_cur) {
+		struct cxlfi_unexp *u, *prev = NULL;
+
+		for (u = ep->unexp; u && u != pe->ux_cur; u = u->next)
+			prev = u;
+		if (u) {
+			unexp_remove(ep, u, prev);
+			free(u->buf);
+			free(u);
+		}
+	}
+	pe->rx_cur = NULL;
+	pe->ux_cur = NULL;
+	pe->rx_left = 0;
+}
+
 /* Look for channels announced to us since the last scan. */
 static void scan_inbox(struct cxlfi_ep *ep)
 {
@@ -288,7 +346,7 @@ static void scan_inbox(struct cxlfi_ep *ep)
 			cxl_ring_detach(pe->rx);
 			cxl_obj_close(&pe->rxobj);
 			pe->rx = NULL;
-			pe->rx_left = 0;
+			drop_partial(ep, pe);
 		}
 		snprintf(name, sizeof(name), "cxlfi.ch.%u.%u", j, ep->index);
 		if (cxl_obj_open(pool, name, &pe->rxobj))
@@ -965,6 +1023,12 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 				     : ux_matches(u, tagged, src, src_index,
 						  tag, ignore))
 			break;
+	}
+	/* a message still arriving cannot be discarded yet: its remaining
+	 * chunks are still to be drained into it */
+	if (u && (flags & FI_DISCARD) && u->have != u->len) {
+		free(r);
+		return -FI_EAGAIN;
 	}
 	if (u) {
 		unexp_remove(ep, u, prev);

@@ -133,6 +133,10 @@ static void cxlfi_cleanup(void)
 
 /* ---- parameters -------------------------------------------------------- */
 
+/* false once any FI_CXL_* value was invalid: the provider is then not
+ * offered (an invalid value is never replaced by a default silently). */
+static bool params_ok = true;
+
 static void param_size(const char *name, const char *help, size_t *v, size_t lo,
 		       size_t hi)
 {
@@ -144,15 +148,14 @@ static void param_size(const char *name, const char *help, size_t *v, size_t lo,
 		return;
 	if (x < lo || x > hi) {
 		CXLFI_WARN(FI_LOG_CORE,
-			   "FI_CXL_%s=%zu is out of range %zu..%zu; keeping "
-			   "%zu\n",
-			   name, x, lo, hi, *v);
+			   "FI_CXL_%s=%zu is out of range %zu..%zu; provider "
+			   "cxl disabled until it is fixed\n",
+			   name, x, lo, hi);
+		params_ok = false;
 		return;
 	}
 	*v = x;
 }
-
-static bool params_ok = true;
 
 static void read_params(void)
 {
@@ -234,7 +237,7 @@ static int hints_ok(const struct fi_info *h)
 		 strcmp(h->domain_attr->name, CXLFI_NAME))
 		why = "another domain name was asked for";
 	else if (h->ep_attr && h->ep_attr->max_msg_size > CXLFI_MAX_MSG)
-		why = "max_msg_size above 1 GiB";
+		why = "max_msg_size above 1 TiB";
 	else if (h->addr_format != FI_FORMAT_UNSPEC)
 		why = "only the provider's own address format is supported";
 	if (why)
