@@ -33,18 +33,19 @@ run_ctest() {
 	failed=$((failed + fails))
 }
 
+# build DIR [TARGET] -- [CMAKE ARGS...]
 build() {
-	local dir=$1
-	shift
+	local dir=$1 target=$2
+	shift 2
 	cmake -S . -B "$dir" -G Ninja "$@" >/dev/null &&
-		ninja -C "$dir" >/dev/null
+		ninja -C "$dir" $target >/dev/null
 }
 
 stage "setup"
 scripts/setup.sh || exit 1
 
 stage "release build + tests"
-if build build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+if build build "" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
 	run_ctest build
 else
 	echo "test.sh: release build failed" >&2
@@ -52,7 +53,7 @@ else
 fi
 
 stage "ASan + UBSan build + tests"
-if build build-asan -DCMAKE_BUILD_TYPE=Debug -DCXLMPI_SANITIZE=ON; then
+if build build-asan "" -DCMAKE_BUILD_TYPE=Debug -DCXLMPI_SANITIZE=ON; then
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		run_ctest build-asan
@@ -62,7 +63,7 @@ else
 fi
 
 stage "fuzz pool structures for ${FUZZ_SECONDS}s"
-if build build-fuzz -DCMAKE_C_COMPILER=clang-14 -DCXLMPI_FUZZ=ON \
+if build build-fuzz fuzz_pool -DCMAKE_C_COMPILER=clang-14 -DCXLMPI_FUZZ=ON \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo; then
 	corpus=$(mktemp -d)
 	if build-fuzz/tests/fuzz/fuzz_pool -max_total_time="$FUZZ_SECONDS" \

@@ -360,6 +360,7 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 
 /* Exported entry point; the running core's version becomes ours, so that
  * newer cores (2.x) do not skip the provider as too old. */
+struct fi_provider *fi_prov_ini(void);
 FI_EXT_INI
 {
 	cxlfi_prov.fi_version = fi_version();
