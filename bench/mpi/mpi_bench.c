@@ -72,9 +72,12 @@ static double stream(char *sbuf, char *rbuf, size_t n, int iters, int peer,
 				MPI_Isend(sbuf, (int)n, MPI_CHAR, peer, 2,
 					  MPI_COMM_WORLD, &rq[k++]);
 			if (!sender || both)
-				MPI_Irecv(rbuf + (size_t)w * n, (int)n,
-					  MPI_CHAR, peer, 2, MPI_COMM_WORLD,
-					  &rq[k++]);
+				/* one receive slot per window entry up to
+				 * 1 MiB; larger messages share one slot */
+				MPI_Irecv(rbuf + (n < (1u << 20) ? (size_t)w * n
+								 : 0),
+					  (int)n, MPI_CHAR, peer, 2,
+					  MPI_COMM_WORLD, &rq[k++]);
 		}
 		MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
 		/* the receiver acknowledges each window */
@@ -134,15 +137,17 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	sbuf = calloc(1, max);
-	rbuf = calloc(WINDOW, max < (1u << 20) ? max : (1u << 20));
+	/* WINDOW slots of up to 1 MiB, or one slot of max bytes */
+	rbuf = calloc(1, max < (1u << 20) ? (size_t)WINDOW * max
+					  : (max > (size_t)WINDOW << 20
+						     ? max
+						     : (size_t)WINDOW << 20));
 	if (!sbuf || !rbuf)
 		MPI_Abort(MPI_COMM_WORLD, 3);
 	for (size_t n = strcmp(test, "allreduce") ? 1 : 8; n <= max; n *= 2) {
 		int it = iters_for(n, quick);
 		double v = 0;
 		const char *unit = "MB/s";
-		/* the receive window reuses 1 MiB slots beyond 1 MiB */
-		size_t slot = n < (1u << 20) ? n : 0;
 
 		if (!strcmp(test, "latency")) {
 			v = latency(sbuf, n, it);
@@ -151,8 +156,8 @@ int main(int argc, char **argv)
 			int both = !strcmp(test, "bibw");
 
 			if (rank < 2)
-				v = stream(sbuf, slot ? rbuf : sbuf, n, it / 8 + 1,
-					   1 - rank, rank == 0, both);
+				v = stream(sbuf, rbuf, n, it / 8 + 1, 1 - rank,
+					   rank == 0, both);
 			else
 				MPI_Barrier(MPI_COMM_WORLD);
 		} else if (!strcmp(test, "mbw")) {
@@ -162,8 +167,8 @@ int main(int argc, char **argv)
 			if (rank < 2 * half) {
 				sender = rank < half;
 				peer = sender ? rank + half : rank - half;
-				mine = stream(sbuf, slot ? rbuf : sbuf, n,
-					      it / 8 + 1, peer, sender, 0);
+				mine = stream(sbuf, rbuf, n, it / 8 + 1, peer,
+					      sender, 0);
 			} else {
 				MPI_Barrier(MPI_COMM_WORLD);
 			}

@@ -54,13 +54,26 @@ extern struct fi_provider cxlfi_prov;
 
 /* FI_CXL_* parameters (fi_cxl(7)), read once at fi_prov_ini/getinfo. */
 struct cxlfi_params {
-	size_t max_eps;	    /* FI_CXL_MAX_EPS: endpoint indices per pool */
-	size_t cell_size;   /* FI_CXL_CELL_SIZE: ring cell bytes */
-	size_t ncells;	    /* FI_CXL_CELLS: cells per channel */
-	size_t inbox_poll;  /* FI_CXL_INBOX_POLL: progress calls per scan */
-	size_t unexp_limit; /* FI_CXL_UNEXP_LIMIT: unexpected bytes */
-	int stats;	    /* FI_CXL_STATS: print counts at fabric close */
+	size_t max_eps;		/* FI_CXL_MAX_EPS: endpoint indices per pool */
+	size_t cell_size;	/* FI_CXL_CELL_SIZE: ring cell bytes */
+	size_t ncells;		/* FI_CXL_CELLS: cells per channel */
+	size_t inbox_poll;	/* FI_CXL_INBOX_POLL: progress calls per scan */
+	size_t unexp_limit;	/* FI_CXL_UNEXP_LIMIT: unexpected bytes */
+	int stats;		/* FI_CXL_STATS: print counts at fabric close */
+	size_t peer_timeout_ms; /* FI_CXL_PEER_TIMEOUT_MS: declare dead */
 };
+
+/* Endpoint object header line, words (written by its owner only). */
+enum {
+	CXLFI_HDR_MAGIC = 0,
+	CXLFI_HDR_HOST = 1,
+	CXLFI_HDR_PID = 2,
+	CXLFI_HDR_MAXEPS = 3,
+	CXLFI_HDR_GEN = 4,
+	CXLFI_HDR_BEAT = 5, /* heartbeat, advanced every CXLFI_HEARTBEAT_MS */
+};
+#define CXLFI_HEARTBEAT_MS 100
+#define CXLFI_WATCH_MS 250
 
 /* Process-wide message counts (under the domain lock of the ep). */
 struct cxlfi_stats {
@@ -216,7 +229,9 @@ struct cxlfi_peer {
 	size_t rx_left, rx_off, rx_total;
 	uint64_t rx_tag, rx_data;
 	uint32_t rx_op;
-	struct cxl_obj epobj;		/* the peer's "cxlfi.ep.<i>" */
+	struct cxl_obj epobj;	 /* the peer's "cxlfi.ep.<i>" */
+	uint64_t hb_last, hb_ms; /* its heartbeat, and when it moved */
+	bool dead;
 	size_t ntx;			/* queued sends */
 	struct cxlfi_peer *next_active; /* list of peers with an rx ring */
 	struct cxlfi_peer *next_tx;	/* list of peers with queued sends */
@@ -248,6 +263,7 @@ struct cxlfi_ep {
 	uint8_t *tx_scratch, *rx_scratch; /* one ring cell each */
 	size_t cell_payload;
 	bool warned_unexp;
+	uint64_t watch_ms; /* last peer liveness check */
 };
 
 /* fabric.c, domain.c */
@@ -309,6 +325,14 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 		   void *context);
 ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context);
 void cxlfi_progress(struct cxlfi_ep *ep);
+/* Fail everything pending with a peer found dead (proto.c). */
+void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+
+/* heartbeat.c */
+int cxlfi_heartbeat_add(struct cxlfi_ep *ep);
+void cxlfi_heartbeat_remove(struct cxlfi_ep *ep);
+void cxlfi_watch_start(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+void cxlfi_watch_peers(struct cxlfi_ep *ep);
 
 /* enosys.c: entries for operations the provider does not offer */
 int cxlfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);

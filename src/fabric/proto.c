@@ -122,6 +122,10 @@ int cxlfi_ep_publish(struct cxlfi_ep *ep)
 		cxlfi_ep_unpublish(ep);
 		return -FI_ENOMEM;
 	}
+	if (cxlfi_heartbeat_add(ep)) {
+		cxlfi_ep_unpublish(ep);
+		return -FI_EOTHER;
+	}
 	CXLFI_INFO(FI_LOG_EP_CTRL, "endpoint %u (gen %u) published\n",
 		   ep->index, ep->gen);
 	return 0;
@@ -141,6 +145,10 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 {
 	cxl_pool *pool = ep->dom->pool;
 	char name[64];
+
+	/* stop beating before the object goes away */
+	if (ep->self.pool)
+		cxlfi_heartbeat_remove(ep);
 
 	for (size_t j = 0; ep->peers && j < cxlfi_params.max_eps; j++) {
 		struct cxlfi_peer *pe = ep->peers[j];
@@ -250,6 +258,7 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			cxl_obj_close(&pe->epobj);
 			return -FI_EHOSTUNREACH;
 		}
+		cxlfi_watch_start(ep, pe);
 	}
 	snprintf(name, sizeof(name), "cxlfi.ch.%u.%u", ep->index, a->index);
 	rc = cxl_obj_create(pool, name, len, 0, &pe->txobj);
@@ -290,7 +299,7 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 
 /* The old sender of a half-received message is gone: fail the matched
  * receive, or drop the incomplete unexpected message. */
-static void drop_partial(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+static void drop_partial(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int err)
 {
 	if (pe->rx_cur) {
 		struct cxlfi_rx *r = pe->rx_cur;
@@ -300,7 +309,7 @@ static void drop_partial(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 					  FI_RECV | (r->flags & FI_TAGGED
 							     ? FI_TAGGED
 							     : FI_MSG),
-					  0, r->buf, 0, pe->rx_tag, 0, FI_EIO);
+					  0, r->buf, 0, pe->rx_tag, 0, err);
 		cxlfi_cntr_inc(ep->rx_cntr, true);
 		if (r->parent && --r->parent->inflight == 0 &&
 		    r->parent->released)
@@ -321,6 +330,34 @@ static void drop_partial(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	pe->rx_cur = NULL;
 	pe->ux_cur = NULL;
 	pe->rx_left = 0;
+}
+
+/* Open the endpoint object of a sender that announced a channel, to watch
+ * its heartbeat (it must be the incarnation that announced). */
+static void watch_sender(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			 uint64_t gen)
+{
+	char name[64];
+	const uint64_t *hdr;
+
+	if (pe->epobj.pool) {
+		hdr = pe->epobj.ptr;
+		cxl_inval(ep->dom->pool, hdr, CXL_LINE);
+		if (hdr[CXLFI_HDR_GEN] == gen)
+			return;
+		cxl_obj_close(&pe->epobj); /* an older incarnation's */
+	}
+	snprintf(name, sizeof(name), "cxlfi.ep.%u", pe->index);
+	if (cxl_obj_open(ep->dom->pool, name, &pe->epobj))
+		return;
+	hdr = pe->epobj.ptr;
+	cxl_inval(ep->dom->pool, hdr, CXL_LINE);
+	if (pe->epobj.size < ep_obj_size() || hdr[CXLFI_HDR_GEN] != gen) {
+		cxl_obj_close(&pe->epobj);
+		return;
+	}
+	pe->dead = false;
+	cxlfi_watch_start(ep, pe);
 }
 
 /* Look for channels announced to us since the last scan. */
@@ -346,7 +383,7 @@ static void scan_inbox(struct cxlfi_ep *ep)
 			cxl_ring_detach(pe->rx);
 			cxl_obj_close(&pe->rxobj);
 			pe->rx = NULL;
-			drop_partial(ep, pe);
+			drop_partial(ep, pe, FI_EIO);
 		}
 		snprintf(name, sizeof(name), "cxlfi.ch.%u.%u", j, ep->index);
 		if (cxl_obj_open(pool, name, &pe->rxobj))
@@ -364,6 +401,7 @@ static void scan_inbox(struct cxlfi_ep *ep)
 		}
 		CXLFI_INFO(FI_LOG_EP_DATA, "channel %u -> %u attached\n", j,
 			   ep->index);
+		watch_sender(ep, pe, line[IB_GEN]);
 		if (!pe->in_active) {
 			pe->in_active = true;
 			pe->next_active = ep->active;
@@ -508,6 +546,8 @@ ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
 		return -FI_EMSGSIZE;
 	if (!(pe = get_peer(ep, e->addr.index)))
 		return -FI_ENOMEM;
+	if (pe->dead)
+		return -FI_EHOSTUNREACH;
 	if (!pe->tx && (rc = connect_peer(ep, pe, &e->addr)))
 		return rc;
 	t.buf = buf;
@@ -863,12 +903,61 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	}
 }
 
+void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	struct cxlfi_rx **lists[2] = { &ep->trecv, &ep->recv };
+
+	pe->dead = true;
+	/* queued sends to it */
+	while (pe->txq) {
+		struct cxlfi_tx *t = pe->txq;
+
+		pe->txq = t->next;
+		pe->ntx--;
+		complete_tx(ep, t, FI_EHOSTUNREACH);
+		free(t->copy);
+		free(t);
+	}
+	pe->txq_tail = NULL;
+	/* a message from it that will never be finished */
+	drop_partial(ep, pe, FI_EHOSTUNREACH);
+	/* receives that can only be matched by it */
+	for (int l = 0; l < 2; l++) {
+		struct cxlfi_rx *r = *lists[l], *prev = NULL;
+
+		while (r) {
+			struct cxlfi_rx *next = r->next;
+
+			if (r->src == FI_ADDR_UNSPEC ||
+			    r->src_index != pe->index) {
+				prev = r;
+				r = next;
+				continue;
+			}
+			rx_unlink(ep, l == 0, r, prev);
+			if (ep->rx_cq)
+				cxlfi_cq_push_err(
+					ep->rx_cq, r->context,
+					FI_RECV | (l == 0 ? FI_TAGGED : FI_MSG),
+					0, r->buf, 0, r->tag, 0,
+					FI_EHOSTUNREACH);
+			cxlfi_cntr_inc(ep->rx_cntr, true);
+			if (r->inflight)
+				r->released = true;
+			else
+				free(r);
+			r = next;
+		}
+	}
+}
+
 void cxlfi_progress(struct cxlfi_ep *ep)
 {
 	if (!ep->self.pool)
 		return;
 	if (ep->progress_calls++ % cxlfi_params.inbox_poll == 0)
 		scan_inbox(ep);
+	cxlfi_watch_peers(ep);
 	if (ep->txpend)
 		push_pending(ep);
 	for (struct cxlfi_peer *pe = ep->active; pe; pe = pe->next_active)

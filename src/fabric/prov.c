@@ -34,6 +34,7 @@ struct cxlfi_params cxlfi_params = {
 	.ncells = 63, /* 192 + 63 x 256 B = 16320 B: one 16 KiB heap block */
 	.inbox_poll = 64,
 	.unexp_limit = 64u << 20,
+	.peer_timeout_ms = 10000,
 };
 
 struct cxlfi_stats cxlfi_stats;
@@ -159,8 +160,10 @@ static void param_size(const char *name, const char *help, size_t *v, size_t lo,
 
 static void read_params(void)
 {
-	static const char *const names[] = { "MAX_EPS", "CELL_SIZE", "CELLS",
-					     "INBOX_POLL", "UNEXP_LIMIT" };
+	static const char *const names[] = {
+		"MAX_EPS",    "CELL_SIZE",   "CELLS",
+		"INBOX_POLL", "UNEXP_LIMIT", "PEER_TIMEOUT_MS",
+	};
 	/* An invalid value disables the provider (never a silent default):
 	 * check the raw variables before libfabric parses them. */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -187,6 +190,9 @@ static void read_params(void)
 		   &cxlfi_params.inbox_poll, 1, 1u << 20);
 	param_size("UNEXP_LIMIT", "bytes of unexpected messages buffered",
 		   &cxlfi_params.unexp_limit, 4096, SIZE_MAX / 2);
+	param_size("PEER_TIMEOUT_MS",
+		   "a peer whose heartbeat stops this long is dead",
+		   &cxlfi_params.peer_timeout_ms, 300, 3600000);
 	fi_param_define(&cxlfi_prov, "STATS", FI_PARAM_BOOL,
 			"print message and coherence counts at fabric close "
 			"(default 0)");

@@ -15,125 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_eq.h>
-#include <rdma/fi_errno.h>
-#include <rdma/fi_tagged.h>
-
-#include "testutil.h"
-
-struct fi {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_cntr *rxc;
-	struct fid_ep *ep;
-	fi_addr_t peer;
-	int rank;
-};
-
-#define TRY(call)                                                          \
-	do {                                                               \
-		int rc_ = (int)(call);                                     \
-		if (rc_) {                                                 \
-			fprintf(stderr, "%s:%d: %s = %d (%s)\n", __FILE__, \
-				__LINE__, #call, rc_, fi_strerror(-rc_));  \
-			exit(3);                                           \
-		}                                                          \
-	} while (0)
-
-static void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
-{
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_av_attr ava = { .type = FI_AV_TABLE };
-	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
-	char name[64], peer[64];
-	size_t len = sizeof(name);
-
-	f->rank = rank;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE;
-	hints->fabric_attr->prov_name = strdup("cxl");
-	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f->info));
-	fi_freeinfo(hints);
-	TRY(fi_fabric(f->info->fabric_attr, &f->fabric, NULL));
-	TRY(fi_domain(f->fabric, f->info, &f->domain, NULL));
-	TRY(fi_av_open(f->domain, &ava, &f->av, NULL));
-	TRY(fi_cq_open(f->domain, &cqa, &f->cq, NULL));
-	TRY(fi_cntr_open(f->domain, &ca, &f->rxc, NULL));
-	TRY(fi_endpoint(f->domain, f->info, &f->ep, NULL));
-	TRY(fi_ep_bind(f->ep, &f->av->fid, 0));
-	TRY(fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV));
-	TRY(fi_ep_bind(f->ep, &f->rxc->fid, FI_RECV));
-	TRY(fi_enable(f->ep));
-	/* fi_getname sizing: too small reports the size */
-	{
-		size_t small = 4;
-
-		CHECK(fi_getname(&f->ep->fid, name, &small) == -FI_ETOOSMALL);
-		CHECK(small > 4 && small <= sizeof(name));
-	}
-	TRY(fi_getname(&f->ep->fid, name, &len));
-	REQUIRE(write(to_peer, &len, sizeof(len)) == sizeof(len));
-	REQUIRE(write(to_peer, name, len) == (ssize_t)len);
-	REQUIRE(read(from_peer, &len, sizeof(len)) == sizeof(len));
-	REQUIRE(read(from_peer, peer, len) == (ssize_t)len);
-	CHECK(fi_av_insert(f->av, peer, 1, &f->peer, 0, NULL) == 1);
-	/* an address of another pool or format is refused */
-	{
-		char bogus[64];
-		fi_addr_t fa;
-
-		memcpy(bogus, peer, len);
-		bogus[8] ^= 0x5a; /* the pool uuid */
-		CHECK(fi_av_insert(f->av, bogus, 1, &fa, 0, NULL) == 0);
-		CHECK(fa == FI_ADDR_NOTAVAIL);
-	}
-}
-
-static void fi_teardown(struct fi *f)
-{
-	TRY(fi_close(&f->ep->fid));
-	TRY(fi_close(&f->rxc->fid));
-	TRY(fi_close(&f->cq->fid));
-	TRY(fi_close(&f->av->fid));
-	TRY(fi_close(&f->domain->fid));
-	TRY(fi_close(&f->fabric->fid));
-	fi_freeinfo(f->info);
-}
-
-static const char *phase = "setup";
-
-/* Wait for one completion (or error entry) and return it. */
-static int wait_cq(struct fi *f, struct fi_cq_tagged_entry *e,
-		   struct fi_cq_err_entry *err, fi_addr_t *src)
-{
-	uint64_t t0 = cxl_now_ns();
-
-	for (;;) {
-		ssize_t n = fi_cq_readfrom(f->cq, e, 1, src);
-
-		if (n == 1)
-			return 0;
-		if (n == -FI_EAVAIL) {
-			memset(err, 0, sizeof(*err));
-			REQUIRE(fi_cq_readerr(f->cq, err, 0) == 1);
-			return -err->err;
-		}
-		REQUIRE(n == -FI_EAGAIN);
-		if (cxl_now_ns() - t0 > 20000000000ull) {
-			fprintf(stderr, "rank %d: no completion in 20 s (%s)\n",
-				f->rank, phase);
-			exit(4);
-		}
-	}
-}
+#include "fitest.h"
 
 static void fill(uint8_t *b, size_t n, unsigned seed)
 {
@@ -156,7 +38,7 @@ static void run(struct fi *f)
 	bool r0 = f->rank == 0;
 
 	REQUIRE(sb && rb);
-	phase = "ping-pong";
+	fi_phase = "ping-pong";
 	/* 1. tagged ping-pong, every size, data verified, both directions */
 	for (size_t i = 0; i < NSIZES; i++) {
 		size_t n = sizes[i];
@@ -165,11 +47,11 @@ static void run(struct fi *f)
 		if (r0) {
 			fill(sb, n, (unsigned)i);
 			TRY(fi_tsend(f->ep, sb, n, NULL, f->peer, tag, sb));
-			CHECK(wait_cq(f, &e, &err, &src) == 0 &&
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0 &&
 			      e.op_context == sb && (e.flags & FI_SEND));
 			TRY(fi_trecv(f->ep, rb, n, NULL, f->peer, tag + 1, 0,
 				     rb));
-			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0);
 			CHECK(e.len == n && e.tag == tag + 1 &&
 			      (e.flags & FI_RECV) && (e.flags & FI_TAGGED));
 			fill(sb, n, (unsigned)i + 100);
@@ -178,15 +60,15 @@ static void run(struct fi *f)
 		} else {
 			TRY(fi_trecv(f->ep, rb, n, NULL, FI_ADDR_UNSPEC, tag, 0,
 				     rb));
-			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0);
 			fill(sb, n, (unsigned)i);
 			CHECK(e.len == n && !memcmp(rb, sb, n));
 			fill(sb, n, (unsigned)i + 100);
 			TRY(fi_tsend(f->ep, sb, n, NULL, f->peer, tag + 1, sb));
-			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0);
 		}
 	}
-	phase = "unexpected";
+	fi_phase = "unexpected";
 	/* 2. unexpected: rank 0 sends 3 tagged messages (one chunked) and
 	 * one untagged, rank 1 posts the receives afterwards, out of tag
 	 * order, with ignore bits and FI_ADDR_UNSPEC */
@@ -197,7 +79,7 @@ static void run(struct fi *f)
 		TRY(fi_tinjectdata(f->ep, sb, 5, 0xdada, f->peer, 0x30));
 		TRY(fi_send(f->ep, sb, 33, NULL, f->peer, NULL));
 		for (int k = 0; k < 3; k++)
-			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0);
 	} else {
 		struct fi_msg_tagged pm = { 0 };
 
@@ -219,7 +101,7 @@ static void run(struct fi *f)
 			do {
 				TRY(fi_trecvmsg(f->ep, &pm,
 						FI_PEEK | FI_CLAIM));
-				rc = wait_cq(f, &e, &err, &src);
+				rc = fi_wait_cq(f, &e, &err, &src, 20);
 			} while (rc == -FI_ENOMSG);
 			CHECK(rc == 0);
 			CHECK(e.len == 100000 && e.tag == 0x21);
@@ -235,13 +117,13 @@ static void run(struct fi *f)
 					CHECK(fi_cq_read(f->cq, &e, 1) ==
 					      -FI_EAGAIN);
 				TRY(fi_cancel(&f->ep->fid, &c2));
-				CHECK(wait_cq(f, &e, &err, &src) ==
+				CHECK(fi_wait_cq(f, &e, &err, &src, 20) ==
 				      -FI_ECANCELED);
 			}
 			/* ignore bits: 0x3? matches 0x30 */
 			TRY(fi_trecv(f->ep, rb, big, NULL, FI_ADDR_UNSPEC, 0x3a,
 				     0xf, rb));
-			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0);
 			CHECK(e.tag == 0x30 && e.len == 5 &&
 			      (e.flags & FI_REMOTE_CQ_DATA) &&
 			      e.data == 0xdada);
@@ -250,7 +132,7 @@ static void run(struct fi *f)
 			pm.msg_iov = &iov;
 			pm.iov_count = 1;
 			TRY(fi_trecvmsg(f->ep, &pm, FI_CLAIM));
-			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0);
 			fill(sb, 100000, 7);
 			CHECK(e.len == 100000 && !memcmp(rb, sb, 100000));
 		}
@@ -263,19 +145,19 @@ static void run(struct fi *f)
 			pm.addr = FI_ADDR_UNSPEC;
 			pm.context = &ctx;
 			TRY(fi_trecvmsg(f->ep, &pm, FI_PEEK));
-			CHECK(wait_cq(f, &e, &err, &src) == -FI_ENOMSG);
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == -FI_ENOMSG);
 		}
 		/* truncation: 10 bytes into 4 */
 		TRY(fi_trecv(f->ep, rb, 4, NULL, f->peer, 0x10, 0, rb));
-		CHECK(wait_cq(f, &e, &err, &src) == -FI_ETRUNC);
+		CHECK(fi_wait_cq(f, &e, &err, &src, 20) == -FI_ETRUNC);
 		CHECK(err.olen == 6 && err.len == 4);
 		TRY(fi_recv(f->ep, rb, 64, NULL, FI_ADDR_UNSPEC, rb));
-		CHECK(wait_cq(f, &e, &err, &src) == 0);
+		CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0);
 		CHECK(e.len == 33 && (e.flags & FI_MSG));
 		CHECK(fi_cntr_read(f->rxc) > 0);
 		CHECK(fi_cntr_readerr(f->rxc) == 1);
 	}
-	phase = "cancel";
+	fi_phase = "cancel";
 	/* 3. cancel a receive that never matches */
 	{
 		struct fi_context ctx;
@@ -283,11 +165,11 @@ static void run(struct fi *f)
 		TRY(fi_trecv(f->ep, rb, 8, NULL, FI_ADDR_UNSPEC, 0x5555, 0,
 			     &ctx));
 		TRY(fi_cancel(&f->ep->fid, &ctx));
-		CHECK(wait_cq(f, &e, &err, &src) == -FI_ECANCELED);
+		CHECK(fi_wait_cq(f, &e, &err, &src, 20) == -FI_ECANCELED);
 		CHECK(err.op_context == &ctx);
 		CHECK(fi_cancel(&f->ep->fid, &ctx) == -FI_ENOENT);
 	}
-	phase = "storm";
+	fi_phase = "storm";
 	/* 4. a storm: 2000 messages in flight each way, completed later */
 	{
 		const int n = 2000;
@@ -310,7 +192,7 @@ static void run(struct fi *f)
 			sends++;
 		}
 		while (recvs < n) {
-			CHECK(wait_cq(f, &e, &err, &src) == 0);
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0);
 			recvs++;
 		}
 		for (int k = 0; k < n; k++)
@@ -345,20 +227,10 @@ static int child(int rank, void *arg)
 
 int main(int argc, char **argv)
 {
-	char buf[64];
-
 	mode = targ_mode(argc, argv);
 	tpool_init(&tp, "firdm");
-	setenv("CXL_POOL", tp.path, 1);
-	setenv("CXL_RUNDIR", tp.dir, 1);
-	setenv("CXL_POOL_SIZE", "64M", 1);
-	setenv("CXL_ARENA_CAPACITY", "4096", 1);
-	setenv("CXL_MAX_PROCS", "64", 1);
-	setenv("CXL_MAX_HOSTS", "16", 1);
+	fi_test_env(&tp, mode);
 	setenv("CXL_JOB", "test_fi_rdm", 1);
-	setenv("CXL_COHERENCE", cxl_coh_mode_name(mode), 1);
-	snprintf(buf, sizeof(buf), "%d", 8);
-	setenv("FI_CXL_INBOX_POLL", buf, 1);
 	REQUIRE(pipe(p01) == 0 && pipe(p10) == 0);
 	CHECK(run_children(2, child, NULL) == 0);
 	tpool_cleanup(&tp);

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Liveness of endpoints, for failing operations on dead peers instead of
+ * hanging.
+ *
+ * Each process runs one thread that advances the heartbeat word of each of
+ * its endpoints every CXLFI_HEARTBEAT_MS (a non-temporal store into the
+ * endpoint object's header line, which only the owner writes). It runs
+ * regardless of the application, so a rank that computes for hours without
+ * calling into MPI is still alive to its peers.
+ *
+ * Progress watches the heartbeats of the peers it has channels with
+ * (cxlfi_watch_peers): a heartbeat that has not moved for
+ * FI_CXL_PEER_TIMEOUT_MS marks the peer dead.
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#include "cxlfi.h"
+
+static pthread_mutex_t hb_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cxlfi_ep **hb_eps;
+static size_t hb_n, hb_cap;
+static pthread_t hb_thread;
+static bool hb_running, hb_stop;
+
+static void *hb_main(void *arg)
+{
+	struct timespec ts = { 0, CXLFI_HEARTBEAT_MS * 1000000L };
+	uint64_t beat = 0;
+
+	(void)arg;
+	pthread_mutex_lock(&hb_lock);
+	while (!hb_stop) {
+		beat++;
+		for (size_t i = 0; i < hb_n; i++) {
+			uint64_t *hdr = hb_eps[i]->self.ptr;
+
+			cxl_flag_set(hb_eps[i]->dom->pool, &hdr[CXLFI_HDR_BEAT],
+				     beat);
+		}
+		pthread_mutex_unlock(&hb_lock);
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&hb_lock);
+	}
+	pthread_mutex_unlock(&hb_lock);
+	return NULL;
+}
+
+int cxlfi_heartbeat_add(struct cxlfi_ep *ep)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&hb_lock);
+	if (hb_n == hb_cap) {
+		size_t cap = hb_cap ? 2 * hb_cap : 8;
+		struct cxlfi_ep **v = realloc(hb_eps, cap * sizeof(*v));
+
+		if (!v) {
+			pthread_mutex_unlock(&hb_lock);
+			return -FI_ENOMEM;
+		}
+		hb_eps = v;
+		hb_cap = cap;
+	}
+	hb_eps[hb_n++] = ep;
+	if (!hb_running) {
+		hb_stop = false;
+		if (pthread_create(&hb_thread, NULL, hb_main, NULL) == 0)
+			hb_running = true;
+		else
+			rc = -FI_EOTHER;
+	}
+	pthread_mutex_unlock(&hb_lock);
+	if (rc)
+		CXLFI_WARN(FI_LOG_EP_CTRL,
+			   "cannot start the heartbeat thread: "
+			   "peers would declare this endpoint dead\n");
+	return rc;
+}
+
+void cxlfi_heartbeat_remove(struct cxlfi_ep *ep)
+{
+	bool join = false;
+
+	pthread_mutex_lock(&hb_lock);
+	for (size_t i = 0; i < hb_n; i++)
+		if (hb_eps[i] == ep) {
+			hb_eps[i] = hb_eps[--hb_n];
+			break;
+		}
+	if (!hb_n && hb_running) {
+		hb_stop = true;
+		hb_running = false;
+		join = true;
+	}
+	pthread_mutex_unlock(&hb_lock);
+	if (join)
+		pthread_join(hb_thread, NULL);
+}
+
+/* Start watching a peer whose endpoint object is open. */
+void cxlfi_watch_start(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	const uint64_t *hdr = pe->epobj.ptr;
+
+	pe->hb_last = cxl_nt_load64(ep->dom->pool, &hdr[CXLFI_HDR_BEAT]);
+	pe->hb_ms = cxlfi_now_ms();
+}
+
+/* Called from progress; looks at most every CXLFI_WATCH_MS. Returns the
+ * peers found dead (their operations are failed by the caller). */
+void cxlfi_watch_peers(struct cxlfi_ep *ep)
+{
+	uint64_t now = cxlfi_now_ms();
+
+	if (now - ep->watch_ms < CXLFI_WATCH_MS)
+		return;
+	ep->watch_ms = now;
+	for (size_t j = 0; j < cxlfi_params.max_eps; j++) {
+		struct cxlfi_peer *pe = ep->peers[j];
+		const uint64_t *hdr;
+		uint64_t hb;
+
+		if (!pe || pe->dead || !pe->epobj.pool)
+			continue;
+		hdr = pe->epobj.ptr;
+		hb = cxl_nt_load64(ep->dom->pool, &hdr[CXLFI_HDR_BEAT]);
+		if (hb != pe->hb_last) {
+			pe->hb_last = hb;
+			pe->hb_ms = now;
+		} else if (now - pe->hb_ms > cxlfi_params.peer_timeout_ms) {
+			CXLFI_WARN(FI_LOG_EP_DATA,
+				   "endpoint %u (host %llu, pid %llu) has not "
+				   "shown a heartbeat for %llu ms "
+				   "(FI_CXL_PEER_TIMEOUT_MS): declared dead; "
+				   "its operations fail with FI_EHOSTUNREACH\n",
+				   pe->index, (unsigned long long)hdr[1],
+				   (unsigned long long)hdr[2],
+				   (unsigned long long)(now - pe->hb_ms));
+			cxlfi_peer_dead(ep, pe);
+		}
+	}
+}

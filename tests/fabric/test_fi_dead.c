@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A peer that dies mid-transfer does not hang the survivor. Rank 1 takes
+ * one message, then is killed (SIGKILL) without closing anything. Rank 0
+ * keeps sending large messages (its channel fills and sends queue) and
+ * waits on a receive directed at rank 1. Within FI_CXL_PEER_TIMEOUT_MS
+ * (1 s here) plus the watch interval, every one of those operations must
+ * fail with FI_EHOSTUNREACH, and a new send must be refused.
+ *
+ *   test_fi_dead --mode coherent|emulated
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fitest.h"
+
+static enum cxl_coh_mode mode;
+static struct tpool tp;
+static int p01[2], p10[2];
+
+static int victim(void)
+{
+	struct fi f;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	char buf[64];
+
+	setenv("CXL_HOST_ID", "1", 1);
+	fi_setup(&f, 1, p10[1], p01[0]);
+	TRY(fi_trecv(f.ep, buf, sizeof(buf), NULL, f.peer, 1, 0, buf));
+	if (fi_wait_cq(&f, &e, &err, NULL, 20))
+		return 1;
+	raise(SIGKILL); /* dies holding a channel, an endpoint, a pool */
+	return 1;
+}
+
+static int survivor(void)
+{
+	const size_t big = 1u << 20;
+	struct fi f;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	char *buf = calloc(1, big), rbuf[8];
+	int sent = 0, failed_tx = 0, failed_rx = 0, other = 0;
+	uint64_t t0;
+
+	setenv("CXL_HOST_ID", "0", 1);
+	fi_setup(&f, 0, p01[1], p10[0]);
+	TRY(fi_tsend(f.ep, buf, 8, NULL, f.peer, 1, NULL));
+	CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
+	/* these can never complete normally now */
+	TRY(fi_trecv(f.ep, rbuf, sizeof(rbuf), NULL, f.peer, 2, 0, rbuf));
+	for (int k = 0; k < 4; k++) {
+		TRY(fi_tsend(f.ep, buf, big, NULL, f.peer, 3, buf));
+		sent++;
+	}
+	t0 = cxl_now_ns();
+	while (failed_tx + failed_rx + other < sent + 1) {
+		int rc = fi_wait_cq(&f, &e, &err, NULL, 30);
+
+		if (rc == -FI_EHOSTUNREACH && (err.flags & FI_SEND))
+			failed_tx++;
+		else if (rc == -FI_EHOSTUNREACH && (err.flags & FI_RECV))
+			failed_rx++;
+		else
+			other++;
+	}
+	printf("survivor: %d sends and %d receive failed after %.2f s\n",
+	       failed_tx, failed_rx, (double)(cxl_now_ns() - t0) / 1e9);
+	fflush(stdout);
+	CHECK(failed_rx == 1);
+	CHECK(failed_tx + other == sent); /* a send may finish before death */
+	CHECK(failed_tx >= 1);
+	CHECK(cxl_now_ns() - t0 < 10000000000ull);
+	CHECK(fi_tsend(f.ep, buf, 8, NULL, f.peer, 4, NULL) ==
+	      -FI_EHOSTUNREACH);
+	fi_teardown(&f);
+	free(buf);
+	return t_failed != 0;
+}
+
+int main(int argc, char **argv)
+{
+	pid_t v;
+	int st, rc;
+
+	mode = targ_mode(argc, argv);
+	tpool_init(&tp, "fidead");
+	fi_test_env(&tp, mode);
+	setenv("CXL_JOB", "test_fi_dead", 1);
+	setenv("FI_CXL_PEER_TIMEOUT_MS", "1000", 1);
+	REQUIRE(pipe(p01) == 0 && pipe(p10) == 0);
+	fflush(NULL);
+	v = fork();
+	REQUIRE(v >= 0);
+	if (v == 0)
+		_exit(victim());
+	rc = survivor();
+	waitpid(v, &st, 0);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	tpool_cleanup(&tp);
+	(void)rc;
+	return t_report("test_fi_dead");
+}
