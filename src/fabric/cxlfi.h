@@ -7,8 +7,8 @@
  *
  * Endpoints and channels (docs/fabric.md):
  *  - an endpoint publishes itself as the arena object "cxlfi.ep.<i>"; its
- *    index i and that object's generation form its address, together with
- *    the pool uuid;
+ *    index i and a per-incarnation nonce (its generation) form its
+ *    address, together with the pool uuid;
  *  - the object holds the endpoint's inbox: one 64-byte line per possible
  *    sender index, written only by that sender;
  *  - the first send from A to B creates the ring object
@@ -92,7 +92,7 @@ struct cxlfi_addr {
 	uint8_t pool_uuid[16];
 	uint32_t host;
 	uint32_t index; /* endpoint index in the pool */
-	uint32_t gen;	/* generation of its "cxlfi.ep.<i>" object */
+	uint32_t gen;	/* nonce of this incarnation of the endpoint */
 	uint32_t pad;
 };
 
@@ -247,8 +247,8 @@ struct cxlfi_ep {
 	uint64_t tx_cq_flags, rx_cq_flags;
 	struct cxlfi_cntr *tx_cntr, *rx_cntr;
 	bool enabled;
-	uint32_t index; /* our endpoint index */
-	uint32_t gen;
+	uint32_t index;		   /* our endpoint index */
+	uint32_t gen;		   /* per-incarnation nonce, in our address */
 	struct cxl_obj self;	   /* "cxlfi.ep.<index>" */
 	uint64_t *inbox;	   /* max_eps lines of 8 words */
 	struct cxlfi_peer **peers; /* by peer index, lazily allocated */

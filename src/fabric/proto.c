@@ -43,6 +43,7 @@ enum {
 
 static void unexp_remove(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
 			 struct cxlfi_unexp *prev);
+static void multi_release(struct cxlfi_ep *ep, struct cxlfi_rx *m);
 
 static size_t ep_obj_size(void)
 {
@@ -311,9 +312,11 @@ static void drop_partial(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int err)
 							     : FI_MSG),
 					  0, r->buf, 0, pe->rx_tag, 0, err);
 		cxlfi_cntr_inc(ep->rx_cntr, true);
+		/* the slice of a multi-receive buffer: the buffer's release
+		 * is still reported when this was its last slice */
 		if (r->parent && --r->parent->inflight == 0 &&
 		    r->parent->released)
-			free(r->parent);
+			multi_release(ep, r->parent);
 		free(r);
 	}
 	if (pe->ux_cur) {
