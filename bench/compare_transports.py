@@ -1,0 +1,891 @@
+#!/usr/bin/env python3
+"""Compare MPI transports on this machine, side by side, in one run.
+
+Builds bench/mpi/mpi_bench.c with the project's MPICH, then runs each
+selected test once per transport (one mpiexec invocation each):
+
+  cxl        the cxl libfabric provider over an emulated CXL pool
+  mpich-shm  MPICH's own intra-node shared memory (ch4 POSIX shm)
+  ofi-shm    libfabric's shm provider
+  ofi-tcp    libfabric's tcp provider over loopback
+
+Prints one table per test (and the goals of the issue computed from the
+measured numbers), and writes results/mpi_transports.csv and one plot per
+test, results/mpi_<test>.png. Progress goes to stderr.
+
+Every invocation runs with MPIR_CVAR_DEBUG_SUMMARY=1; a run whose output
+lacks the expected "libfabric provider:" line is marked invalid. FI_*,
+MPIR_CVAR_*, MPIR_PARAM_*, MPICH_* and CXL_* variables of the calling
+environment are not passed on, so that they cannot change which transport
+a run uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = REPO / ".venv" / "bin"
+MPICC = VENV_BIN / "mpicc"
+MPIEXEC = VENV_BIN / "mpiexec"
+DEFAULT_SOURCE = REPO / "bench" / "mpi" / "mpi_bench.c"
+DEFAULT_BUILD_DIR = REPO / "build" / "bench-mpi"
+DEFAULT_PROVIDER_DIR = REPO / "build" / "src" / "fabric"
+DEFAULT_OUT_DIR = REPO / "results"
+PROVIDER_LIB = "libcxl-fi.so"
+CSV_NAME = "mpi_transports.csv"
+
+MiB = 1 << 20
+DEFAULT_MAX = 8 * MiB
+QUICK_MAX = 1 * MiB
+DEFAULT_TIMEOUT = 300.0
+KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL of a timed-out run
+
+# Variables of the calling environment that could change the transport.
+STRIPPED_PREFIXES = ("FI_", "MPIR_CVAR_", "MPIR_PARAM_", "MPICH_", "CXL_")
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    name: str
+    unit: str
+    ranks: int | None  # None: --ranks
+    title: str
+    ylabel: str
+    log_y: bool
+
+
+TESTS = {
+    t.name: t
+    for t in (
+        TestSpec("latency", "us", 2, "Point-to-point latency (ping-pong)",
+                 "one-way latency (us)", True),
+        TestSpec("bw", "MB/s", 2, "Unidirectional bandwidth",
+                 "bandwidth (MB/s)", False),
+        TestSpec("bibw", "MB/s", 2, "Bidirectional bandwidth",
+                 "bandwidth (MB/s)", False),
+        TestSpec("mbw", "MB/s", None, "Multi-pair bandwidth",
+                 "aggregate bandwidth (MB/s)", False),
+        TestSpec("allreduce", "us", None, "MPI_Allreduce latency",
+                 "latency (us)", True),
+    )
+}
+
+
+@dataclass(frozen=True)
+class TransportSpec:
+    name: str
+    provider: str  # expected name on the "libfabric provider:" line
+    env: tuple[tuple[str, str], ...]  # fixed variables (cxl adds its own)
+    marker: str
+    color: str
+
+
+TRANSPORTS = {
+    t.name: t
+    for t in (
+        TransportSpec(
+            "cxl", "cxl",
+            (("FI_PROVIDER", "cxl"), ("MPIR_CVAR_CH4_NETMOD", "ofi"),
+             ("MPIR_CVAR_NOLOCAL", "1"), ("FI_CXL_STATS", "1")),
+            "o", "tab:red"),
+        # NOLOCAL unset: ch4 POSIX shm carries the same-host traffic, the
+        # tcp netmod only wires up.
+        TransportSpec(
+            "mpich-shm", "tcp",
+            (("MPIR_CVAR_CH4_NETMOD", "ofi"), ("FI_PROVIDER", "tcp"),
+             ("FI_TCP_IFACE", "lo")),
+            "s", "tab:blue"),
+        TransportSpec(
+            "ofi-shm", "shm",
+            (("FI_PROVIDER", "shm"), ("MPIR_CVAR_CH4_NETMOD", "ofi"),
+             ("MPIR_CVAR_NOLOCAL", "1")),
+            "^", "tab:green"),
+        TransportSpec(
+            "ofi-tcp", "tcp",
+            (("FI_PROVIDER", "tcp"), ("FI_TCP_IFACE", "lo"),
+             ("MPIR_CVAR_CH4_NETMOD", "ofi"), ("MPIR_CVAR_NOLOCAL", "1")),
+            "D", "tab:gray"),
+    )
+}
+
+CXL_MODES = ("coherent", "flush", "emulated")
+CXL_POOL_SIZE = "512M"
+CXL_ARENA_CAPACITY = "8192"
+
+# Ratio columns per test: (numerator, denominator).
+RATIOS = {
+    "latency": (("cxl", "mpich-shm"), ("cxl", "ofi-shm"), ("ofi-tcp", "cxl")),
+    "bw": (("cxl", "mpich-shm"),),
+}
+
+RESULT_RE = re.compile(r"^RESULT\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$", re.M)
+PROVIDER_RE = re.compile(r"^libfabric provider:\s*(\S+).*$", re.M)
+STATS_RE = re.compile(
+    r"cxl-stats: sent (\d+) recv (\d+) bytes (\d+) flush_lines (\d+) "
+    r"inval_lines (\d+) fences (\d+) nt_stores (\d+) nt_loads (\d+)")
+
+HYDRA_REPORT_RE = re.compile(r"BAD TERMINATION|EXIT CODE:|EXIT STRING:")
+
+CSV_COLUMNS = ("test", "transport", "size_bytes", "value", "unit",
+               "flush_lines_per_msg", "fences_per_msg", "inval_lines_per_msg")
+
+
+# ---- data ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CxlStats:
+    """cxl-stats counters summed over the processes of one run."""
+    processes: int
+    sent: int
+    recv: int
+    bytes: int
+    flush_lines: int
+    inval_lines: int
+    fences: int
+
+    def minus(self, other: CxlStats) -> CxlStats:
+        """Counters of the work self did beyond other. A count can come out
+        negative: polling invalidates and fences as long as a process
+        waits, so those counts vary from run to run; such a field gives no
+        per-message figure."""
+        names = ("sent", "recv", "bytes", "flush_lines", "inval_lines",
+                 "fences")
+        return CxlStats(self.processes, *(getattr(self, n) - getattr(other, n)
+                                          for n in names))
+
+    @staticmethod
+    def _per(count: int, msgs: int) -> float | None:
+        return count / msgs if msgs > 0 and count >= 0 else None
+
+    @property
+    def flush_per_msg(self) -> float | None:
+        return self._per(self.flush_lines, self.sent)
+
+    @property
+    def fences_per_msg(self) -> float | None:
+        return self._per(self.fences, self.sent + self.recv)
+
+    @property
+    def inval_per_msg(self) -> float | None:
+        return self._per(self.inval_lines, self.recv)
+
+
+@dataclass
+class Run:
+    """One mpiexec invocation: one test over one transport."""
+    transport: str
+    test: str
+    ranks: int
+    status: str = "not run"  # ok | failed | invalid
+    reason: str = ""
+    provider_line: str = ""
+    elapsed: float = 0.0
+    points: dict[int, float] = field(default_factory=dict)  # size -> value
+    unit: str = ""
+    stats: CxlStats | None = None
+    stats_note: str = ""
+    size_stats: dict[int, CxlStats] | None = None  # --cxl-stats-per-size
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def stats_for(self, size: int) -> CxlStats | None:
+        """Counters to report for one size: that size's own, when they
+        were measured, else those of the whole run."""
+        if self.size_stats is not None:
+            return self.size_stats.get(size)
+        return self.stats
+
+
+@dataclass(frozen=True)
+class Config:
+    transports: tuple[str, ...]
+    tests: tuple[str, ...]
+    ranks: int
+    max_bytes: int
+    quick: bool
+    out_dir: Path
+    build_dir: Path
+    source: Path
+    provider_dir: Path
+    cxl_mode: str
+    timeout: float
+    cxl_stats_per_size: bool
+
+
+# ---- command line ---------------------------------------------------------
+
+def parse_size(text: str) -> int:
+    """'1048576', '1M', '1MiB', '64K' -> bytes."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", text, re.I)
+    if not m:
+        raise argparse.ArgumentTypeError(
+            f"invalid size {text!r}: give bytes, optionally with K, M or G "
+            "(binary), e.g. 1048576 or 1M")
+    value = int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[
+        m.group(2).upper()]
+    if value < 1:
+        raise argparse.ArgumentTypeError("size must be at least 1 byte")
+    return value
+
+
+def parse_choices(text: str, choices: tuple[str, ...], what: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    bad = [n for n in names if n not in choices]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown {what} {', '.join(bad) or '(none given)'}: "
+            f"choose from {','.join(choices)}")
+    return tuple(dict.fromkeys(names))  # drop duplicates, keep order
+
+
+def parse_args(argv: list[str] | None) -> Config:
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Exit status: 0 if every run was valid, 1 if any run failed "
+               "or was invalid, 2 on a usage or setup error.")
+    p.add_argument(
+        "--transports", default=",".join(TRANSPORTS),
+        type=lambda s: parse_choices(s, tuple(TRANSPORTS), "transport"),
+        help="comma-separated transports to compare (default: %(default)s)")
+    p.add_argument(
+        "--tests", default=",".join(TESTS),
+        type=lambda s: parse_choices(s, tuple(TESTS), "test"),
+        help="comma-separated tests of mpi_bench to run (default: "
+             "%(default)s)")
+    p.add_argument(
+        "--ranks", type=int, default=4,
+        help="ranks for mbw (n/2 pairs; must be even) and allreduce; "
+             "latency, bw and bibw always use 2 (default: %(default)s)")
+    p.add_argument(
+        "--max", type=parse_size, default=None, metavar="BYTES",
+        help="largest message size (K/M/G suffixes allowed); default "
+             f"{DEFAULT_MAX} ({QUICK_MAX} with --quick)")
+    p.add_argument(
+        "--quick", action="store_true",
+        help="pass --quick to mpi_bench (fewer iterations) and limit "
+             f"--max to {QUICK_MAX}")
+    p.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT_DIR, metavar="DIR",
+        help=f"directory for {CSV_NAME} and the mpi_<test>.png plots "
+             "(default: %(default)s)")
+    p.add_argument(
+        "--build-dir", type=Path, default=DEFAULT_BUILD_DIR, metavar="DIR",
+        help="directory where mpi_bench is built (default: %(default)s)")
+    p.add_argument(
+        "--source", type=Path, default=DEFAULT_SOURCE, metavar="FILE",
+        help="the MPI benchmark program to build and run (default: "
+             "%(default)s)")
+    p.add_argument(
+        "--provider-dir", type=Path, default=DEFAULT_PROVIDER_DIR,
+        metavar="DIR",
+        help=f"directory containing {PROVIDER_LIB} (FI_PROVIDER_PATH of the "
+             "cxl runs; default: %(default)s)")
+    p.add_argument(
+        "--cxl-mode", choices=CXL_MODES, default="flush",
+        help="CXL_COHERENCE of the cxl runs (default: %(default)s)")
+    p.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+        help="time limit of each mpiexec invocation; a run that exceeds it "
+             "is killed and reported as failed (default: %(default)s)")
+    p.add_argument(
+        "--cxl-stats-per-size", action="store_true",
+        help="give the cxl coherence columns of the latency test per message "
+             "size: rerun cxl latency with --max 0, 1, 2, 4, ... and take "
+             "differences (one extra short run per size). Without it they "
+             "are averages over the whole run, which the largest messages "
+             "dominate")
+    a = p.parse_args(argv)
+
+    if a.ranks < 2:
+        p.error("--ranks must be at least 2")
+    if "mbw" in a.tests and a.ranks % 2:
+        p.error(f"--ranks {a.ranks}: mbw runs n/2 pairs, give an even number")
+    if a.timeout <= 0:
+        p.error("--timeout must be positive")
+    max_bytes = a.max if a.max is not None else DEFAULT_MAX
+    if a.quick:
+        max_bytes = min(max_bytes, QUICK_MAX)
+    return Config(
+        transports=a.transports, tests=a.tests, ranks=a.ranks,
+        max_bytes=max_bytes, quick=a.quick, out_dir=a.out.resolve(),
+        build_dir=a.build_dir.resolve(), source=a.source.resolve(),
+        provider_dir=a.provider_dir.resolve(), cxl_mode=a.cxl_mode,
+        timeout=a.timeout, cxl_stats_per_size=a.cxl_stats_per_size)
+
+
+# ---- setup ----------------------------------------------------------------
+
+def log(msg: str) -> None:
+    print(f"compare_transports: {msg}", file=sys.stderr, flush=True)
+
+
+def check_setup(cfg: Config) -> list[str]:
+    """Problems that make the whole run pointless, each with its fix."""
+    problems = []
+    for tool in (MPICC, MPIEXEC):
+        if not os.access(tool, os.X_OK):
+            problems.append(f"{tool.name} not found at {tool}: run "
+                            "scripts/setup.sh (installs MPICH into .venv)")
+    if not cfg.source.is_file():
+        problems.append(f"benchmark source {cfg.source} not found: it is "
+                        "bench/mpi/mpi_bench.c of this repository, or pass "
+                        "--source")
+    if importlib.util.find_spec("matplotlib") is None:
+        problems.append(f"matplotlib is not installed for {sys.executable}: "
+                        "run scripts/setup.sh and use .venv/bin/python")
+    return problems
+
+
+def cxl_problem(cfg: Config) -> str | None:
+    lib = cfg.provider_dir / PROVIDER_LIB
+    if not lib.is_file():
+        return (f"{lib} not found: build the provider (cmake -S . -B build "
+                "-G Ninja && ninja -C build) or pass --provider-dir")
+    if not Path("/dev/shm").is_dir():
+        return "/dev/shm is missing: the cxl runs put their pool there"
+    return None
+
+
+def build_bench(cfg: Config) -> Path:
+    """Compile mpi_bench if missing or older than its source."""
+    binary = cfg.build_dir / "mpi_bench"
+    if binary.exists() and binary.stat().st_mtime >= cfg.source.stat().st_mtime:
+        log(f"{binary} is up to date")
+        return binary
+    cmd = [str(MPICC), "-O2", "-o", str(binary), str(cfg.source)]
+    log("building: " + " ".join(cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit(f"compare_transports: building {cfg.source} failed "
+                         f"(mpicc exit {proc.returncode}); fix the errors "
+                         "above")
+    return binary
+
+
+def base_environment() -> tuple[dict[str, str], list[str]]:
+    """The caller's environment without variables that pick a transport."""
+    env, dropped = {}, []
+    for key, value in os.environ.items():
+        if key.startswith(STRIPPED_PREFIXES):
+            dropped.append(key)
+        else:
+            env[key] = value
+    return env, sorted(dropped)
+
+
+def run_environment(cfg: Config, spec: TransportSpec, base: dict[str, str],
+                    pool_dir: Path | None) -> dict[str, str]:
+    env = dict(base)
+    env.update(spec.env)
+    env["MPIR_CVAR_DEBUG_SUMMARY"] = "1"
+    if spec.name == "cxl":
+        assert pool_dir is not None
+        env.update({
+            "FI_PROVIDER_PATH": str(cfg.provider_dir),
+            "CXL_POOL": str(pool_dir / "pool"),
+            "CXL_RUNDIR": str(pool_dir),
+            "CXL_POOL_SIZE": CXL_POOL_SIZE,
+            "CXL_ARENA_CAPACITY": CXL_ARENA_CAPACITY,
+            "CXL_JOB": f"bench-{os.getpid()}",
+            "CXL_COHERENCE": cfg.cxl_mode,
+        })
+    return env
+
+
+# ---- one run ----------------------------------------------------------------
+
+def execute(cmd: list[str], env: dict[str, str],
+            timeout: float) -> tuple[int | None, str, str]:
+    """Run cmd in its own session; on timeout kill that session.
+
+    Returns (exit status or None on timeout, stdout, stderr)."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            errors="replace", start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, out, err
+    except subprocess.TimeoutExpired:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)  # the session started above
+            except ProcessLookupError:
+                break
+            try:
+                out, err = proc.communicate(timeout=KILL_GRACE)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            out, err = proc.communicate()
+        return None, out or "", err or ""
+
+
+def parse_results(run: Run, text: str) -> list[str]:
+    """Fill run.points from RESULT lines; return warnings."""
+    warnings = []
+    expected_unit = TESTS[run.test].unit
+    for name, size, value, unit in RESULT_RE.findall(text):
+        if name != run.test:
+            warnings.append(f"ignored a RESULT line of test {name!r}")
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            warnings.append(f"ignored RESULT value {value!r} (not a number)")
+            continue
+        if unit != expected_unit:
+            warnings.append(f"size {size}: unit {unit!r}, expected "
+                            f"{expected_unit!r}")
+        run.unit = unit
+        run.points[int(size)] = number
+    return warnings
+
+
+def parse_stats(text: str, ranks: int) -> tuple[CxlStats | None, str]:
+    lines = STATS_RE.findall(text)
+    if not lines:
+        return None, ("no 'cxl-stats:' line in the output (provider built "
+                      "without FI_CXL_STATS support?)")
+    if len(lines) != ranks:
+        return None, (f"{len(lines)} 'cxl-stats:' lines for {ranks} "
+                      "processes: sums would be partial")
+    sums = [sum(int(line[i]) for line in lines) for i in range(6)]
+    return CxlStats(len(lines), *sums), ""
+
+
+def invoke(cfg: Config, binary: Path, transport: str, test: str,
+           max_bytes: int, base_env: dict[str, str]
+           ) -> tuple[int | None, str, str, float]:
+    """One mpiexec invocation; a cxl run gets a fresh private pool.
+
+    Returns (exit status or None on timeout, stdout, stderr, seconds)."""
+    ranks = TESTS[test].ranks or cfg.ranks
+    cmd = [str(MPIEXEC), "-n", str(ranks), str(binary), test,
+           "--max", str(max_bytes)] + (["--quick"] if cfg.quick else [])
+    pool_dir = None
+    if transport == "cxl":
+        pool_dir = Path(tempfile.mkdtemp(prefix="cxlmpi-bench-",
+                                         dir="/dev/shm"))
+    try:
+        env = run_environment(cfg, TRANSPORTS[transport], base_env, pool_dir)
+        start = time.monotonic()
+        rc, out, err = execute(cmd, env, cfg.timeout)
+        return rc, out, err, time.monotonic() - start
+    finally:
+        if pool_dir is not None:
+            shutil.rmtree(pool_dir, ignore_errors=True)
+
+
+def provider_problem(transport: str, providers: list[str]) -> str | None:
+    """Why the provider lines do not show the intended transport, if so."""
+    want = TRANSPORTS[transport].provider
+    if not providers:
+        return ("no 'libfabric provider:' line in the MPIR_CVAR_DEBUG_SUMMARY"
+                "=1 output: cannot tell which transport ran")
+    if any(want not in p.split(";") for p in providers):
+        return (f"expected libfabric provider {want}, the run used "
+                f"{', '.join(sorted(set(providers)))}")
+    return None
+
+
+def failure_tail(out: str, err: str, lines: int = 12) -> str:
+    """What explains a failure: the last stderr lines, and mpiexec's report
+    of a crashed rank (hydra prints that to stdout)."""
+    kept = [ln for ln in err.strip().splitlines() if ln.strip()][-lines:]
+    kept += [ln.strip("= ") for ln in out.splitlines()
+             if HYDRA_REPORT_RE.search(ln)]
+    return "\n    ".join(kept)
+
+
+def run_one(cfg: Config, binary: Path, transport: str, test: str,
+            base_env: dict[str, str]) -> Run:
+    ranks = TESTS[test].ranks or cfg.ranks
+    run = Run(transport, test, ranks)
+    rc, out, err, run.elapsed = invoke(cfg, binary, transport, test,
+                                       cfg.max_bytes, base_env)
+    text = out + "\n" + err
+    for w in parse_results(run, out):
+        log(f"{transport} {test}: {w}")
+    providers = PROVIDER_RE.findall(text)
+    match = PROVIDER_RE.search(text)
+    run.provider_line = match.group(0).strip() if match else ""
+    if transport == "cxl":
+        run.stats, run.stats_note = parse_stats(text, ranks)
+
+    partial = (f" after {len(run.points)} RESULT lines (last size "
+               f"{max(run.points)})" if run.points else "")
+    if rc is None:
+        run.status = "failed"
+        run.reason = f"timed out after {cfg.timeout:g} s{partial}"
+    elif rc != 0:
+        run.status, run.reason = "failed", f"mpiexec exit status {rc}{partial}"
+    elif not run.points:
+        run.status, run.reason = "failed", "no RESULT lines in the output"
+    else:
+        problem = provider_problem(transport, providers)
+        run.status, run.reason = ("invalid", problem) if problem else ("ok", "")
+    if run.status == "failed":
+        tail = failure_tail(out, err)
+        if tail:
+            run.reason += "; last output lines:\n    " + tail
+    return run
+
+
+def cxl_stats_per_size(cfg: Config, binary: Path, run: Run,
+                       base_env: dict[str, str]) -> dict[int, CxlStats]:
+    """cxl's coherence counters of each message size of run, by difference.
+
+    mpi_bench's iteration count depends only on the size, so a run with
+    --max S does the work of the run with the next smaller --max plus the
+    messages of size S; the first size is measured against --max 0 (MPI
+    start-up and shutdown only). One extra invocation per size."""
+    sizes = sorted(run.points)
+    totals: dict[int, CxlStats | None] = {}
+    for i, max_bytes in enumerate([0] + sizes):
+        log(f"  cxl {run.test} counters [{i + 1}/{len(sizes) + 1}]: "
+            f"--max {max_bytes}")
+        rc, out, err, _ = invoke(cfg, binary, "cxl", run.test, max_bytes,
+                                 base_env)
+        text = out + "\n" + err
+        stats, note = parse_stats(text, run.ranks)
+        problem = provider_problem("cxl", PROVIDER_RE.findall(text))
+        if rc != 0 or problem or stats is None:
+            why = ("timed out" if rc is None else f"exit status {rc}" if rc
+                   else problem or note)
+            log(f"  --max {max_bytes}: no counters ({why})")
+            stats = None
+        totals[max_bytes] = stats
+    per_size = {}
+    for prev, size in zip([0] + sizes, sizes):
+        a, b = totals[size], totals[prev]
+        if a and b:
+            per_size[size] = a.minus(b)
+    return per_size
+
+
+# ---- reporting ----------------------------------------------------------------
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_size(n: int) -> str:
+    for unit, shift in (("M", 20), ("K", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def value_of(runs: dict[tuple[str, str], Run], transport: str, test: str,
+             size: int) -> float | None:
+    run = runs.get((transport, test))
+    return run.points.get(size) if run and run.ok else None
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+    print("  ".join(h.rjust(w) for h, w in zip(headers, widths)))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def print_run_summary(cfg: Config, runs: dict[tuple[str, str], Run]) -> None:
+    print(f"mpi_bench runs (sizes up to {fmt_size(cfg.max_bytes)} bytes"
+          f"{', quick' if cfg.quick else ''}; cxl coherence {cfg.cxl_mode}):")
+    rows = []
+    for (transport, test), run in runs.items():
+        rows.append([test, transport, str(run.ranks), run.status,
+                     f"{run.elapsed:.1f}", run.provider_line or "(none)"])
+    print_table(["test", "transport", "ranks", "status", "secs",
+                 "provider line"], rows)
+    if "mpich-shm" in cfg.transports:
+        print("note: mpich-shm reports its netmod provider (tcp); the "
+              "same-host traffic goes through MPICH's POSIX shm, which the "
+              "debug summary does not show")
+    for run in runs.values():
+        if not run.ok:
+            print(f"{run.status.upper()}: {run.transport} {run.test}: "
+                  f"{run.reason}")
+    print()
+
+
+def print_test_table(cfg: Config, test: str,
+                     runs: dict[tuple[str, str], Run]) -> None:
+    spec = TESTS[test]
+    ranks = spec.ranks or cfg.ranks
+    better = "lower" if spec.unit == "us" else "higher"
+    print(f"== {test}: {spec.title}, {ranks} ranks, {spec.unit} "
+          f"({better} is better)")
+    sizes = sorted({s for t in cfg.transports
+                    for s in runs[(t, test)].points if runs[(t, test)].ok})
+    headers = ["size"] + list(cfg.transports)
+    cxl_run = runs.get(("cxl", test))
+    show_stats = test == "latency" and cxl_run is not None
+    if show_stats:
+        headers += ["cxl flush/msg", "cxl fences/msg"]
+    ratios = [(a, b) for a, b in RATIOS.get(test, ())
+              if a in cfg.transports and b in cfg.transports]
+    headers += [f"{a}/{b}" for a, b in ratios]
+
+    rows = []
+    for size in sizes:
+        row = [str(size)]
+        for t in cfg.transports:
+            run = runs[(t, test)]
+            row.append(fmt(run.points.get(size)) if run.ok
+                       else run.status.upper())
+        if show_stats:
+            st = cxl_run.stats_for(size) if cxl_run.ok else None
+            row += [fmt(st.flush_per_msg if st else None),
+                    fmt(st.fences_per_msg if st else None)]
+        for a, b in ratios:
+            row.append(fmt(ratio(value_of(runs, a, test, size),
+                                 value_of(runs, b, test, size))))
+        rows.append(row)
+    if rows:
+        print_table(headers, rows)
+    else:
+        print("(no valid results)")
+    if show_stats and cxl_run.ok:
+        print_stats_note(cxl_run)
+    print()
+
+
+def print_stats_note(run: Run) -> None:
+    """Explain the cxl coherence columns of a latency table."""
+    formula = ("flush/msg = flushed lines / messages sent, fences/msg = "
+               "fences / (sent + received); the CSV also has invalidated "
+               "lines / received. Waiting processes poll, and polls "
+               "invalidate and fence, so those two depend on timing")
+    if run.size_stats is not None:
+        print(f"cxl coherence columns: per message size, from the "
+              f"differences of runs with --max S and the next smaller "
+              f"(counters for {len(run.size_stats)} of {len(run.points)} "
+              f"sizes); {formula}")
+    elif run.stats:
+        s = run.stats
+        print(f"cxl coherence columns: averages over the whole latency run "
+              f"(all sizes; the largest dominate), the same in every row: "
+              f"{s.processes} processes sent {s.sent} and received {s.recv} "
+              f"messages with {s.flush_lines} flushed lines, {s.fences} "
+              f"fences and {s.inval_lines} invalidated lines; {formula}. "
+              f"--cxl-stats-per-size gives them per size")
+    else:
+        print(f"cxl coherence columns left empty: {run.stats_note}")
+
+
+@dataclass(frozen=True)
+class Goal:
+    text: str
+    num: tuple[str, str, int]  # transport, test, size
+    den: tuple[str, str, int]
+    limit: float
+    at_most: bool  # ratio <= limit, else ratio >= limit
+
+
+GOALS = (
+    Goal("8 B latency: cxl <= 1.2x mpich-shm",
+         ("cxl", "latency", 8), ("mpich-shm", "latency", 8), 1.2, True),
+    Goal("8 B latency: cxl <= 0.7x ofi-shm",
+         ("cxl", "latency", 8), ("ofi-shm", "latency", 8), 0.7, True),
+    Goal("8 B latency: cxl >= 5x lower than ofi-tcp",
+         ("ofi-tcp", "latency", 8), ("cxl", "latency", 8), 5.0, False),
+    Goal("1 MiB bandwidth: cxl >= 0.8x mpich-shm",
+         ("cxl", "bw", MiB), ("mpich-shm", "bw", MiB), 0.8, False),
+)
+
+
+def goal_lines(runs: dict[tuple[str, str], Run]) -> list[str]:
+    lines = []
+    for g in GOALS:
+        values = []
+        missing = []
+        for transport, test, size in (g.num, g.den):
+            run = runs.get((transport, test))
+            v = value_of(runs, transport, test, size)
+            values.append(v)
+            if v is None:
+                why = ("not run" if run is None else
+                       run.status if not run.ok else f"no {size} B result")
+                missing.append(f"{transport} {test} {why}")
+        if missing:
+            lines.append(f"N/A      {g.text}: {'; '.join(missing)}")
+            continue
+        r = ratio(values[0], values[1])
+        if r is None:
+            lines.append(f"N/A      {g.text}: {g.den[0]} measured 0")
+            continue
+        met = r <= g.limit if g.at_most else r >= g.limit
+        unit = TESTS[g.num[1]].unit
+        (nt, _, _), (dt, _, _) = g.num, g.den
+        lines.append(
+            f"{'MET' if met else 'NOT MET':8} {g.text}: {nt} "
+            f"{values[0]:.2f} {unit}, {dt} {values[1]:.2f} {unit}, "
+            f"{nt}/{dt} = {r:.2f} (need {'<=' if g.at_most else '>='} "
+            f"{g.limit:g})")
+    return lines
+
+
+def write_csv(cfg: Config, runs: dict[tuple[str, str], Run]) -> Path:
+    path = cfg.out_dir / CSV_NAME
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for test in cfg.tests:
+            for transport in cfg.transports:
+                run = runs[(transport, test)]
+                if not run.ok:
+                    continue
+                for size in sorted(run.points):
+                    st = run.stats_for(size)
+                    w.writerow([
+                        test, transport, size, f"{run.points[size]:.10g}",
+                        run.unit,
+                        fmt(st.flush_per_msg, 4) if st else "",
+                        fmt(st.fences_per_msg, 4) if st else "",
+                        fmt(st.inval_per_msg, 4) if st else ""])
+    return path
+
+
+def plot_test(cfg: Config, test: str,
+              runs: dict[tuple[str, str], Run]) -> Path | None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    spec = TESTS[test]
+    series = [runs[(t, test)] for t in cfg.transports
+              if runs[(t, test)].ok and runs[(t, test)].points]
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for run in series:
+        t = TRANSPORTS[run.transport]
+        sizes = sorted(run.points)
+        label = (f"cxl ({cfg.cxl_mode})" if run.transport == "cxl"
+                 else run.transport)
+        ax.plot(sizes, [run.points[s] for s in sizes], marker=t.marker,
+                color=t.color, markersize=4, linewidth=1.5, label=label)
+    largest = max(max(run.points) for run in series)
+    powers = [1 << k for k in range(largest.bit_length())]
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(FixedLocator(powers[::2]))  # 1, 4, 16, ...
+    ax.xaxis.set_minor_locator(FixedLocator(powers))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: fmt_size(int(x))))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if spec.log_y:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    ranks = spec.ranks or cfg.ranks
+    ax.set_title(f"{spec.title}, {ranks} ranks")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel(spec.ylabel)
+    ax.grid(True, which="major", alpha=0.4)
+    ax.legend()
+    fig.tight_layout()
+    path = cfg.out_dir / f"mpi_{test}.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+# ---- main ---------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = parse_args(argv)
+    problems = check_setup(cfg)
+    if problems:
+        for p in problems:
+            print(f"compare_transports: {p}", file=sys.stderr)
+        return 2
+    base_env, dropped = base_environment()
+    if dropped:
+        log("not passing on from the environment: " + ", ".join(dropped))
+    try:
+        cfg.out_dir.mkdir(parents=True, exist_ok=True)
+        cfg.build_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        print(f"compare_transports: cannot create {e.filename}: "
+              f"{e.strerror}; pass another --out or --build-dir",
+              file=sys.stderr)
+        return 2
+    binary = build_bench(cfg)
+
+    skip = {}
+    if "cxl" in cfg.transports:
+        problem = cxl_problem(cfg)
+        if problem:
+            log(f"skipping cxl: {problem}")
+            skip["cxl"] = problem
+
+    runs: dict[tuple[str, str], Run] = {}
+    total = len(cfg.tests) * len(cfg.transports)
+    for test in cfg.tests:
+        for transport in cfg.transports:
+            n = len(runs) + 1
+            ranks = TESTS[test].ranks or cfg.ranks
+            if transport in skip:
+                run = Run(transport, test, ranks, "failed", skip[transport])
+            else:
+                log(f"[{n}/{total}] {test} over {transport} ({ranks} ranks)")
+                run = run_one(cfg, binary, transport, test, base_env)
+                if (cfg.cxl_stats_per_size and transport == "cxl"
+                        and test == "latency" and run.ok):
+                    run.size_stats = cxl_stats_per_size(cfg, binary, run,
+                                                        base_env)
+                log(f"[{n}/{total}] {test} over {transport}: {run.status} "
+                    f"in {run.elapsed:.1f} s"
+                    + ("" if run.ok else f" ({run.reason.split(';')[0]})"))
+            runs[(transport, test)] = run
+
+    print_run_summary(cfg, runs)
+    for test in cfg.tests:
+        print_test_table(cfg, test, runs)
+    print("Goals (computed from this run):")
+    for line in goal_lines(runs):
+        print("  " + line)
+    print()
+
+    csv_path = write_csv(cfg, runs)
+    print(f"CSV:   {csv_path}")
+    for test in cfg.tests:
+        path = plot_test(cfg, test, runs)
+        if path:
+            print(f"plot:  {path}")
+            continue
+        stale = cfg.out_dir / f"mpi_{test}.png"
+        if stale.exists():
+            stale.unlink()  # an older run's plot would pass for this one's
+        print(f"plot:  none for {test} (no valid results)")
+    return 0 if all(r.ok for r in runs.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
