@@ -94,6 +94,11 @@ void cxlfi_heartbeat_remove(struct cxlfi_ep *ep)
 		hb_running = false;
 		join = true;
 	}
+	if (!hb_n) { /* the thread sees hb_n == 0 and touches nothing */
+		free(hb_eps);
+		hb_eps = NULL;
+		hb_cap = 0;
+	}
 	pthread_mutex_unlock(&hb_lock);
 	if (join)
 		pthread_join(hb_thread, NULL);
