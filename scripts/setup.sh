@@ -70,4 +70,13 @@ if ! sha256sum --status -c "$stamp" 2>/dev/null; then
 	.venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
 	sha256sum requirements.txt >"$stamp"
 fi
-echo "setup: ready (apt pins ok, .venv up to date)"
+# Open MPI in a venv of its own (same binary names as MPICH's).
+if [ ! -x .venv-ompi/bin/python ]; then
+	/usr/bin/python3 -m venv .venv-ompi
+fi
+stamp=.venv-ompi/.requirements.sha256
+if ! sha256sum --status -c "$stamp" 2>/dev/null; then
+	.venv-ompi/bin/pip install -q --disable-pip-version-check -r requirements-ompi.txt
+	sha256sum requirements-ompi.txt >"$stamp"
+fi
+echo "setup: ready (apt pins ok, .venv and .venv-ompi up to date)"

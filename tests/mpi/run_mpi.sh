@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Run an MPI program with MPICH over the cxl provider on a private pool.
-#   run_mpi.sh MPIEXEC PROVIDER_DIR MODE RANKS HOSTS PROGRAM [ARGS...]
+# Run an MPI program over the cxl provider on a private pool, with MPICH
+# (hydra's mpiexec, ch4:ofi) or Open MPI (mpirun, pml cm + mtl ofi).
+#   run_mpi.sh mpich|ompi MPIEXEC PROVIDER_DIR MODE RANKS HOSTS PROGRAM [ARGS...]
 # Ranks go to HOSTS emulated hosts (CXL_HOST_ID = rank % HOSTS). The run is
 # bounded (CXL_MPI_TIMEOUT, 300 s) and its pool is removed afterwards.
 set -u
-MPIEXEC=$1 PROVDIR=$2 MODE=$3 NP=$4 HOSTS=$5
-shift 5
+FLAVOR=$1 MPIEXEC=$2 PROVDIR=$3 MODE=$4 NP=$5 HOSTS=$6
+shift 6
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d /dev/shm/cxltest-mpi-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 if [ ! -x "$MPIEXEC" ]; then
-	echo "run_mpi.sh: $MPIEXEC is missing: run scripts/setup.sh (it installs the pinned mpich wheel into .venv)" >&2
+	echo "run_mpi.sh: $MPIEXEC is missing: run scripts/setup.sh (it installs the pinned MPI wheels into .venv and .venv-ompi)" >&2
 	exit 1
 fi
 export CXL_POOL=$dir/pool CXL_RUNDIR=$dir CXL_POOL_SIZE=256M \
@@ -22,13 +23,32 @@ if [ -n "${CXL_MPI_PRELOAD:-}" ]; then
 	export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 fi
 out=$dir/out
-timeout "${CXL_MPI_TIMEOUT:-300}" "$MPIEXEC" -n "$NP" "$here/hostwrap.sh" "$@" >"$out" 2>&1
-rc=$?
-# the transport really was cxl
-if ! grep -q "libfabric provider: cxl" "$out"; then
-	echo "run_mpi.sh: MPICH did not select the cxl provider" >&2
-	rc=1
-fi
+case $FLAVOR in
+mpich)
+	timeout "${CXL_MPI_TIMEOUT:-300}" "$MPIEXEC" -n "$NP" \
+		"$here/hostwrap.sh" "$@" >"$out" 2>&1
+	rc=$?
+	# the transport really was cxl
+	if ! grep -q "libfabric provider: cxl" "$out"; then
+		echo "run_mpi.sh: MPICH did not select the cxl provider" >&2
+		rc=1
+	fi
+	;;
+ompi)
+	# pml cm is forced and mtl ofi may only use cxl: if cxl cannot be
+	# used, MPI_Init fails, so a passing run went through cxl
+	export OMPI_MCA_opal_common_ofi_provider_include=cxl
+	timeout "${CXL_MPI_TIMEOUT:-300}" "$MPIEXEC" --allow-run-as-root \
+		--oversubscribe -np "$NP" --mca pml cm --mca mtl ofi \
+		--mca btl ^ofi --mca osc ^ucx \
+		"$here/hostwrap.sh" "$@" >"$out" 2>&1
+	rc=$?
+	;;
+*)
+	echo "run_mpi.sh: unknown MPI flavor '$FLAVOR' (mpich or ompi)" >&2
+	exit 2
+	;;
+esac
 grep -v -E '^(====|[A-Za-z_]+: |  |MPIDI|MPIR|MPID|sizeof|tx_|rx_|max_|Required|provider:|libfabric provider)' "$out" | head -50
 grep -E 'passed, [0-9]+ failed|bad' "$out" | tail -2
 exit $rc
