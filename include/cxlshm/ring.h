@@ -74,6 +74,10 @@ void cxl_ring_close(cxl_ring *r);
 int cxl_ring_send(cxl_ring *r, const void *buf, size_t len, uint32_t tag,
 		  unsigned flags);
 
+/* Producer: would a send go through now? Refreshes the consumer's head
+ * (one uncached load) only when the ring looks full. */
+int cxl_ring_send_ready(cxl_ring *r);
+
 /* Producer: one fence for all CXL_RING_NOFENCE sends since the last. */
 void cxl_ring_fence(cxl_ring *r);
 

@@ -61,6 +61,7 @@ struct cxlfi_params {
 	size_t unexp_limit;	/* FI_CXL_UNEXP_LIMIT: unexpected bytes */
 	int stats;		/* FI_CXL_STATS: print counts at fabric close */
 	size_t peer_timeout_ms; /* FI_CXL_PEER_TIMEOUT_MS: declare dead */
+	size_t bulk_min;	/* FI_CXL_BULK_MIN: bulk area from this size */
 };
 
 /* Endpoint object header line, words (written by its owner only). */
@@ -214,6 +215,7 @@ struct cxlfi_tx {
 	uint64_t flags;
 	void *context;
 	bool started; /* first cell sent */
+	bool bulk;    /* later chunks go through the bulk area */
 };
 
 /* Everything one endpoint knows about one peer endpoint index. */
@@ -231,6 +233,10 @@ struct cxlfi_peer {
 	uint32_t rx_op;
 	struct cxl_obj epobj;	 /* the peer's "cxlfi.ep.<i>" */
 	uint64_t hb_last, hb_ms; /* its heartbeat, and when it moved */
+	/* bulk area for large messages (lazily created, see bulk.c) */
+	struct cxl_obj bktx, bkrx;	/* ours to it / its to us */
+	uint64_t bk_sent, bk_done_seen; /* chunks written / known freed */
+	uint64_t bk_done;		/* chunks we consumed from it */
 	bool dead;
 	size_t ntx;			/* queued sends */
 	struct cxlfi_peer *next_active; /* list of peers with an rx ring */
@@ -327,6 +333,20 @@ ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context);
 void cxlfi_progress(struct cxlfi_ep *ep);
 /* Fail everything pending with a peer found dead (proto.c). */
 void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+
+/* bulk.c: large messages through a per-channel bulk area */
+/* messages of cxlfi_params.bulk_min bytes or more use it */
+#define CXLFI_OP_BULK 4u /* ring op: a bulk descriptor */
+#define CXLFI_BULK_SLOT (64u << 10)
+#define CXLFI_BULK_SLOTS 8u
+/* Write the next chunk of t (1), no free slot or ring cell (0), error. */
+int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		    struct cxlfi_tx *t);
+/* A bulk descriptor arrived: copy the chunk to dst (NULL: drop), free the
+ * slot. Returns the chunk length, or 0 if the descriptor is invalid. */
+size_t cxlfi_bulk_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		       const uint8_t *desc, size_t n, uint8_t *dst, size_t cap);
+void cxlfi_bulk_close(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 
 /* heartbeat.c */
 int cxlfi_heartbeat_add(struct cxlfi_ep *ep);

@@ -10,6 +10,7 @@
  *   OP_EAGER  [tag u64][data u64 if OPF_DATA][payload]    whole message
  *   OP_FIRST  [tag u64][data u64 if OPF_DATA][total u64][payload]
  *   OP_CONT   [payload]                                    later chunks
+ *   OP_BULK   [slot u32][len u32]      later chunk in the bulk area (bulk.c)
  *
  * A sender never interleaves two chunked messages on one channel (its
  * per-peer queue is FIFO), so the chunks of a message arrive back to back.
@@ -168,6 +169,7 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 			cxl_ring_detach(pe->rx);
 			cxl_obj_close(&pe->rxobj);
 		}
+		cxlfi_bulk_close(ep, pe);
 		if (pe->epobj.pool)
 			cxl_obj_close(&pe->epobj);
 		while (pe->txq) {
@@ -387,6 +389,8 @@ static void scan_inbox(struct cxlfi_ep *ep)
 			cxl_obj_close(&pe->rxobj);
 			pe->rx = NULL;
 			drop_partial(ep, pe, FI_EIO);
+			if (pe->bkrx.pool) /* its bulk area is new too */
+				cxl_obj_close(&pe->bkrx);
 		}
 		snprintf(name, sizeof(name), "cxlfi.ch.%u.%u", j, ep->index);
 		if (cxl_obj_open(pool, name, &pe->rxobj))
@@ -467,6 +471,12 @@ static int push(struct cxlfi_ep *ep, struct cxlfi_peer *pe, struct cxlfi_tx *t)
 			goto err;
 		t->off = P - h;
 		t->started = true;
+		t->bulk = t->len >= cxlfi_params.bulk_min;
+	}
+	while (t->bulk && t->off < t->len) {
+		rc = cxlfi_bulk_push(ep, pe, t);
+		if (rc <= 0)
+			return rc;
 	}
 	while (t->off < t->len) {
 		size_t n = t->len - t->off < P ? t->len - t->off : P;
@@ -865,6 +875,52 @@ static void on_chunk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	pe->ux_cur = NULL;
 }
 
+/* A bulk descriptor: its chunk goes straight from the bulk slot into the
+ * matched receive (or the unexpected buffer), without a staging copy. */
+static void on_bulk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		    const uint8_t *m, size_t n)
+{
+	uint8_t *dst = NULL;
+	size_t cap = 0, got;
+
+	if (!pe->rx_left) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "unexpected bulk chunk from endpoint %u dropped\n",
+			   pe->index);
+		cxlfi_bulk_take(ep, pe, m, n, NULL, 0); /* still free it */
+		return;
+	}
+	if (pe->rx_cur && pe->rx_off < pe->rx_cur->len) {
+		dst = (uint8_t *)pe->rx_cur->buf + pe->rx_off;
+		cap = pe->rx_cur->len - pe->rx_off;
+	} else if (pe->ux_cur) {
+		dst = pe->ux_cur->buf + pe->rx_off;
+		cap = pe->rx_left;
+	}
+	got = cxlfi_bulk_take(ep, pe, m, n, dst, cap);
+	if (!got || got > pe->rx_left) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "bad bulk descriptor from endpoint %u; the message "
+			   "fails\n",
+			   pe->index);
+		drop_partial(ep, pe, FI_EIO);
+		return;
+	}
+	/* account like a ring chunk, without copying again */
+	pe->rx_off += got;
+	pe->rx_left -= got;
+	if (pe->ux_cur)
+		pe->ux_cur->have = pe->rx_off;
+	if (pe->rx_left)
+		return;
+	if (pe->rx_cur)
+		complete_rx(ep, pe->rx_cur, pe->rx_total, pe->rx_tag,
+			    pe->rx_data, pe->index, pe->rx_op & OPF_TAGGED,
+			    pe->rx_op & OPF_DATA);
+	pe->rx_cur = NULL;
+	pe->ux_cur = NULL;
+}
+
 /* Receive up to DRAIN_BUDGET messages from one channel. */
 static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
@@ -899,7 +955,9 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 				   pe->index, cxl_errmsg());
 			return;
 		}
-		if ((op & OP_MASK) == OP_CONT)
+		if ((op & OP_MASK) == CXLFI_OP_BULK)
+			on_bulk(ep, pe, ep->rx_scratch, n);
+		else if ((op & OP_MASK) == OP_CONT)
 			on_chunk(ep, pe, ep->rx_scratch, n);
 		else
 			on_message(ep, pe, op, ep->rx_scratch, n);

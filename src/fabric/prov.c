@@ -35,6 +35,7 @@ struct cxlfi_params cxlfi_params = {
 	.inbox_poll = 64,
 	.unexp_limit = 64u << 20,
 	.peer_timeout_ms = 10000,
+	.bulk_min = 64u << 10,
 };
 
 struct cxlfi_stats cxlfi_stats;
@@ -161,8 +162,8 @@ static void param_size(const char *name, const char *help, size_t *v, size_t lo,
 static void read_params(void)
 {
 	static const char *const names[] = {
-		"MAX_EPS",    "CELL_SIZE",   "CELLS",
-		"INBOX_POLL", "UNEXP_LIMIT", "PEER_TIMEOUT_MS",
+		"MAX_EPS",     "CELL_SIZE",	  "CELLS",    "INBOX_POLL",
+		"UNEXP_LIMIT", "PEER_TIMEOUT_MS", "BULK_MIN",
 	};
 	/* An invalid value disables the provider (never a silent default):
 	 * check the raw variables before libfabric parses them. */
@@ -193,6 +194,9 @@ static void read_params(void)
 	param_size("PEER_TIMEOUT_MS",
 		   "a peer whose heartbeat stops this long is dead",
 		   &cxlfi_params.peer_timeout_ms, 300, 3600000);
+	param_size("BULK_MIN",
+		   "messages of this many bytes or more use the bulk area",
+		   &cxlfi_params.bulk_min, 1024, (size_t)1 << 40);
 	fi_param_define(&cxlfi_prov, "STATS", FI_PARAM_BOOL,
 			"print message and coherence counts at fabric close "
 			"(default 0)");

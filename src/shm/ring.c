@@ -388,6 +388,19 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 	return CXL_OK;
 }
 
+CXL_EXPORT int cxl_ring_send_ready(cxl_ring *r)
+{
+	uint64_t h;
+
+	if (r->seq - r->other < r->g.ncells)
+		return 1;
+	h = cxl_nt_load64(r->pool, r->head_line);
+	if (h > r->seq || r->seq - h > r->g.ncells)
+		return 0; /* corrupt head: the next send reports it */
+	r->other = h;
+	return r->seq - h < r->g.ncells;
+}
+
 CXL_EXPORT void cxl_ring_fence(cxl_ring *r)
 {
 	cxl_wfence(r->pool);
