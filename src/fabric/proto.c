@@ -847,6 +847,24 @@ bad:
 	return 0;
 }
 
+/* n more bytes of the message in progress from pe are in place (ring
+ * chunk or bulk slot): advance, and complete the receive at the end. */
+static void chunk_arrived(struct cxlfi_ep *ep, struct cxlfi_peer *pe, size_t n)
+{
+	pe->rx_off += n;
+	pe->rx_left -= n;
+	if (pe->ux_cur)
+		pe->ux_cur->have = pe->rx_off;
+	if (pe->rx_left)
+		return;
+	if (pe->rx_cur)
+		complete_rx(ep, pe->rx_cur, pe->rx_total, pe->rx_tag,
+			    pe->rx_data, pe->index, pe->rx_op & OPF_TAGGED,
+			    pe->rx_op & OPF_DATA);
+	pe->rx_cur = NULL;
+	pe->ux_cur = NULL;
+}
+
 static void on_chunk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		     const uint8_t *m, size_t n)
 {
@@ -861,18 +879,7 @@ static void on_chunk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		copy_into(pe->rx_cur, pe->rx_off, m, n);
 	else
 		memcpy(pe->ux_cur->buf + pe->rx_off, m, n);
-	pe->rx_off += n;
-	pe->rx_left -= n;
-	if (pe->ux_cur)
-		pe->ux_cur->have = pe->rx_off;
-	if (pe->rx_left)
-		return;
-	if (pe->rx_cur)
-		complete_rx(ep, pe->rx_cur, pe->rx_total, pe->rx_tag,
-			    pe->rx_data, pe->index, pe->rx_op & OPF_TAGGED,
-			    pe->rx_op & OPF_DATA);
-	pe->rx_cur = NULL;
-	pe->ux_cur = NULL;
+	chunk_arrived(ep, pe, n);
 }
 
 /* A bulk descriptor: its chunk goes straight from the bulk slot into the
@@ -906,19 +913,7 @@ static void on_bulk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		drop_partial(ep, pe, FI_EIO);
 		return;
 	}
-	/* account like a ring chunk, without copying again */
-	pe->rx_off += got;
-	pe->rx_left -= got;
-	if (pe->ux_cur)
-		pe->ux_cur->have = pe->rx_off;
-	if (pe->rx_left)
-		return;
-	if (pe->rx_cur)
-		complete_rx(ep, pe->rx_cur, pe->rx_total, pe->rx_tag,
-			    pe->rx_data, pe->index, pe->rx_op & OPF_TAGGED,
-			    pe->rx_op & OPF_DATA);
-	pe->rx_cur = NULL;
-	pe->ux_cur = NULL;
+	chunk_arrived(ep, pe, got);
 }
 
 /* Receive up to DRAIN_BUDGET messages from one channel. */
