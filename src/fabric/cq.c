@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cxlfi.h"
 
@@ -156,11 +157,32 @@ static void copy_entry(struct cxlfi_cq *cq, void *dst,
 	}
 }
 
+/*
+ * Dynamic polling (after MPI-over-CXL): MPI libraries spin on fi_cq_read.
+ * After FI_CXL_IDLE_POLLS empty reads in a row the rank is idle, and each
+ * further empty read sleeps 1 us, doubling up to FI_CXL_IDLE_SLEEP_US, so
+ * an idle rank stops burning a core. Any completion resets it. The cost is
+ * at most FI_CXL_IDLE_SLEEP_US of added latency for the first message
+ * after an idle period; busy traffic never reaches the threshold.
+ */
+/* Next idle sleep in us (0: none); called with the domain lock held. */
+static uint32_t idle_next(struct cxlfi_cq *cq)
+{
+	if (!cxlfi_params.idle_sleep_us ||
+	    ++cq->empty_reads <= cxlfi_params.idle_polls)
+		return 0;
+	cq->idle_us = cq->idle_us ? cq->idle_us * 2 : 1;
+	if (cq->idle_us > cxlfi_params.idle_sleep_us)
+		cq->idle_us = (uint32_t)cxlfi_params.idle_sleep_us;
+	return cq->idle_us;
+}
+
 static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 			   fi_addr_t *src)
 {
 	struct cxlfi_cq *cq = (struct cxlfi_cq *)fcq;
 	size_t n = 0, es = entry_size(cq->format);
+	uint32_t sleep_us = 0;
 	ssize_t rc;
 
 	pthread_mutex_lock(&cq->dom->lock);
@@ -180,7 +202,18 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 	}
 	rc = n ? (ssize_t)n : -FI_EAGAIN;
 out:
+	if (rc == -FI_EAGAIN) {
+		sleep_us = idle_next(cq);
+	} else {
+		cq->empty_reads = 0;
+		cq->idle_us = 0;
+	}
 	pthread_mutex_unlock(&cq->dom->lock);
+	if (sleep_us) { /* outside the lock: other threads keep going */
+		struct timespec ts = { 0, (long)sleep_us * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
 	return rc;
 }
 

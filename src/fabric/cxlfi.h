@@ -62,6 +62,8 @@ struct cxlfi_params {
 	int stats;		/* FI_CXL_STATS: print counts at fabric close */
 	size_t peer_timeout_ms; /* FI_CXL_PEER_TIMEOUT_MS: declare dead */
 	size_t bulk_min;	/* FI_CXL_BULK_MIN: bulk area from this size */
+	size_t idle_polls; /* FI_CXL_IDLE_POLLS: empty reads before sleeping */
+	size_t idle_sleep_us; /* FI_CXL_IDLE_SLEEP_US: longest idle sleep */
 };
 
 /* Endpoint object header line, words (written by its owner only). */
@@ -155,6 +157,8 @@ struct cxlfi_cq {
 	struct cxlfi_ep **eps; /* bound endpoints, progressed on read */
 	size_t neps;
 	int refs;
+	uint64_t empty_reads; /* consecutive reads that found nothing */
+	uint32_t idle_us;     /* current idle sleep */
 };
 
 struct cxlfi_cntr {

@@ -36,6 +36,8 @@ struct cxlfi_params cxlfi_params = {
 	.unexp_limit = 64u << 20,
 	.peer_timeout_ms = 10000,
 	.bulk_min = 64u << 10,
+	.idle_polls = 200000,
+	.idle_sleep_us = 50,
 };
 
 struct cxlfi_stats cxlfi_stats;
@@ -162,8 +164,9 @@ static void param_size(const char *name, const char *help, size_t *v, size_t lo,
 static void read_params(void)
 {
 	static const char *const names[] = {
-		"MAX_EPS",     "CELL_SIZE",	  "CELLS",    "INBOX_POLL",
-		"UNEXP_LIMIT", "PEER_TIMEOUT_MS", "BULK_MIN",
+		"MAX_EPS",    "CELL_SIZE",   "CELLS",
+		"INBOX_POLL", "UNEXP_LIMIT", "PEER_TIMEOUT_MS",
+		"BULK_MIN",   "IDLE_POLLS",  "IDLE_SLEEP_US",
 	};
 	/* An invalid value disables the provider (never a silent default):
 	 * check the raw variables before libfabric parses them. */
@@ -197,6 +200,12 @@ static void read_params(void)
 	param_size("BULK_MIN",
 		   "messages of this many bytes or more use the bulk area",
 		   &cxlfi_params.bulk_min, 1024, (size_t)1 << 40);
+	param_size(
+		"IDLE_POLLS",
+		"empty CQ reads in a row before an idle rank starts to sleep",
+		&cxlfi_params.idle_polls, 1, (size_t)1 << 40);
+	param_size("IDLE_SLEEP_US", "longest sleep of an idle CQ read (us)",
+		   &cxlfi_params.idle_sleep_us, 0, 1000000);
 	fi_param_define(&cxlfi_prov, "STATS", FI_PARAM_BOOL,
 			"print message and coherence counts at fabric close "
 			"(default 0)");
