@@ -16,10 +16,15 @@ APT_PINS=(
 	"clang-14 1:14.0.6"
 	"libclang-rt-14-dev 1:14.0.6"
 	"python3-venv 3.11.2"
+	"pkgconf 1.8.1"
+	"libfabric-dev 1.17.0"
+	"libfabric-bin 1.17.0"
 )
 
+# Version of an installed package, or nothing. Never fails: under
+# "set -e -o pipefail" a missing package must not end the script.
 installed_version() {
-	dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null |
+	{ dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null || true; } |
 		awk '$1=="install" && $3=="installed" {print $4}'
 }
 
