@@ -140,8 +140,9 @@ void cxlfi_watch_peers(struct cxlfi_ep *ep)
 				   "shown a heartbeat for %llu ms "
 				   "(FI_CXL_PEER_TIMEOUT_MS): declared dead; "
 				   "its operations fail with FI_EHOSTUNREACH\n",
-				   pe->index, (unsigned long long)hdr[1],
-				   (unsigned long long)hdr[2],
+				   pe->index,
+				   (unsigned long long)hdr[CXLFI_HDR_HOST],
+				   (unsigned long long)hdr[CXLFI_HDR_PID],
 				   (unsigned long long)(now - pe->hb_ms));
 			cxlfi_peer_dead(ep, pe);
 		}

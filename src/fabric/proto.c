@@ -107,11 +107,11 @@ int cxlfi_ep_publish(struct cxlfi_ep *ep)
 				     (uintptr_t)ep ^ ep->self.gen);
 	while (ep->gen == 0);
 	hdr = ep->self.ptr;
-	hdr[0] = CXLFI_EP_MAGIC;
-	hdr[1] = cxl_pool_host_id(pool);
-	hdr[2] = (uint64_t)getpid();
-	hdr[3] = max;
-	hdr[4] = ep->gen;
+	hdr[CXLFI_HDR_MAGIC] = CXLFI_EP_MAGIC;
+	hdr[CXLFI_HDR_HOST] = cxl_pool_host_id(pool);
+	hdr[CXLFI_HDR_PID] = (uint64_t)getpid();
+	hdr[CXLFI_HDR_MAXEPS] = max;
+	hdr[CXLFI_HDR_GEN] = ep->gen;
 	cxl_flush(pool, hdr, CXL_LINE);
 	cxl_wfence(pool);
 	ep->inbox = (uint64_t *)((uint8_t *)ep->self.ptr + CXL_LINE);
@@ -248,7 +248,8 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		if (pe->epobj.size >= ep_obj_size())
 			cxl_inval(pool, hdr, CXL_LINE);
 		if (pe->epobj.size < ep_obj_size() ||
-		    hdr[0] != CXLFI_EP_MAGIC || hdr[4] != a->gen) {
+		    hdr[CXLFI_HDR_MAGIC] != CXLFI_EP_MAGIC ||
+		    hdr[CXLFI_HDR_GEN] != a->gen) {
 			CXLFI_WARN(
 				FI_LOG_EP_DATA,
 				"address of endpoint %u is stale (gen %u, "
@@ -256,7 +257,7 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 				"differs\n",
 				a->index, a->gen,
 				pe->epobj.size >= ep_obj_size()
-					? (unsigned long long)hdr[4]
+					? (unsigned long long)hdr[CXLFI_HDR_GEN]
 					: 0ull);
 			cxl_obj_close(&pe->epobj);
 			return -FI_EHOSTUNREACH;
