@@ -93,6 +93,17 @@ int cxl_pool_attach(const struct cxl_pool_opts *o, cxl_pool **out);
  * lock descriptors and, in emulation, a private cache).
  */
 
+/*
+ * As cxl_pool_attach, but one attachment per pool, host id, job,
+ * coherence mode and flush instruction in this process: a later call with
+ * the same ones returns the same handle (the same mapping), counted, and
+ * cxl_pool_detach releases it when the last user does. The libfabric
+ * provider and libcxlmpi attach this way, so that a buffer one of them
+ * allocates in the pool is recognised as pool memory by the other
+ * (pointer passing). Thread-safe.
+ */
+int cxl_pool_attach_shared(const struct cxl_pool_opts *o, cxl_pool **out);
+
 /* Attach using cxl_opts_from_env(). */
 int cxl_pool_attach_env(cxl_pool **out);
 

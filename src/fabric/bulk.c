@@ -1,171 +1,430 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Large messages through a bulk area (a first step of the rendezvous
- * protocol of issue 3).
+ * The transfer area of an endpoint: large messages, pointer passing and
+ * delivery acknowledgements (docs/fabric.md, "Transfer area").
  *
- * Chunked through ring cells, a byte is copied three times in 56-byte
- * strided pieces. A message of FI_CXL_BULK_MIN bytes or more instead moves
- * its continuation through "cxlfi.bk.<A>.<B>", created by sender A on its
- * first large message to B:
+ * Endpoint A creates "cxlfi.bk.<A>" (one 2 MiB block) the first time it
+ * needs it. It is shared by all of A's destinations, so the pool holds one
+ * per sending endpoint, not one per pair:
  *
- *   line 0      magic, slot count, slot size (written once by A)
- *   line 1      done: chunks B has consumed (written only by B, NT store)
- *   4096 + k*S  slot k of S bytes
+ *   line 0          magic, tokens T, data slots S, slot size Z (A, once)
+ *   line 1 + k      done word of token k: written only by the receiver
+ *                   token k was last handed to (NT store)
+ *   XA_DATA + k*Z   data slot k, for the first S tokens
  *
- * A copies a chunk into the next free slot (one wide copy, written back),
- * fences, and sends a small OP_BULK descriptor {slot, length} through the
- * ring. B invalidates the slot, copies it straight into the receive buffer
- * and advances done. A slot is free again when done has passed it, so no
- * slot is ever written while B reads it. Two wide copies instead of three
- * strided ones; no cross-host atomics; one writer per line.
+ * A token is handed to one receiver at a time, with a generation number
+ * that A increments on every hand-off. The receiver returns it by storing
+ * that generation in the token's done word; A considers it free when the
+ * word equals the generation it handed out. So each done line has a single
+ * writer at any time, no cross-host atomics are needed, and a late store
+ * by a receiver that was declared dead (an older generation) is ignored.
+ *
+ * Descriptors travel through the ordinary channel, in message order:
+ *   OP_BULK {tok, len, gen}            the next chunk is in data slot tok
+ *   OP_PTR  {tok, 0, gen, off, len}    the rest of the message is at pool
+ *                                      offset off (the sender's buffer
+ *                                      lies in the pool): copy it once
+ *   OP_ACK  {tok, 0, gen}              the message is complete; return tok
+ * A sender waiting for OP_PTR's or OP_ACK's token completes the send only
+ * when the token comes back (pointer passing, FI_DELIVERY_COMPLETE).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cxlfi.h"
 
-#define BULK_MAGIC 0x4b4c554249464343ull /* "CCFIBULK" */
-#define BULK_HDR 4096u
+#define XA_MAGIC 0x31304158494643ull /* "CFIXA01" */
+#define XA_SIZE (2u << 20)
+#define XA_DATA (12u << 10) /* after line 0 and T done lines, 4 KiB aligned */
+#define XA_SLOT_SIZE (64u << 10)
+#define XA_SLOTS ((XA_SIZE - XA_DATA) / XA_SLOT_SIZE) /* 31 */
+#define XA_TOKENS CXLFI_XA_TOKENS
+#define XA_PEER_SLOTS 16u /* data slots one destination may hold */
 
-struct bulk_desc {
-	uint32_t slot;
+_Static_assert((1 + XA_TOKENS) * CXL_LINE <= XA_DATA, "done lines fit");
+_Static_assert(XA_SLOTS > 0 && XA_SLOTS < XA_TOKENS, "slot geometry");
+
+struct desc_bulk {
+	uint32_t tok;
 	uint32_t len;
+	uint64_t gen;
 };
+
+struct desc_ptr {
+	uint32_t tok;
+	uint32_t pad;
+	uint64_t gen;
+	uint64_t off, len;
+};
+
+static uint64_t *done_word(const struct cxl_obj *o, uint32_t tok)
+{
+	return (uint64_t *)((uint8_t *)o->ptr + (size_t)(1 + tok) * CXL_LINE);
+}
 
 static uint8_t *slot_ptr(const struct cxl_obj *o, uint32_t k)
 {
-	return (uint8_t *)o->ptr + BULK_HDR + (size_t)k * CXLFI_BULK_SLOT;
+	return (uint8_t *)o->ptr + XA_DATA + (size_t)k * XA_SLOT_SIZE;
 }
 
-static int bulk_open_tx(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+/* ---- sender side ----------------------------------------------------- */
+
+static int xa_create(struct cxlfi_ep *ep)
 {
 	cxl_pool *pool = ep->dom->pool;
-	size_t len = BULK_HDR + (size_t)CXLFI_BULK_SLOTS * CXLFI_BULK_SLOT;
 	uint64_t *hdr;
 	char name[64];
 	int rc;
 
-	snprintf(name, sizeof(name), "cxlfi.bk.%u.%u", ep->index, pe->index);
-	rc = cxl_obj_create(pool, name, len, CXL_OBJ_ALIGN_2M, &pe->bktx);
+	ep->tok = calloc(XA_TOKENS, sizeof(*ep->tok));
+	if (!ep->tok)
+		return -FI_ENOMEM;
+	snprintf(name, sizeof(name), "cxlfi.bk.%u", ep->index);
+	rc = cxl_obj_create(pool, name, XA_SIZE, CXL_OBJ_ALIGN_2M, &ep->xa);
 	if (rc == CXL_EEXIST) { /* an earlier endpoint's with our index */
 		cxl_obj_destroy(pool, name);
-		rc = cxl_obj_create(pool, name, len, CXL_OBJ_ALIGN_2M,
-				    &pe->bktx);
+		rc = cxl_obj_create(pool, name, XA_SIZE, CXL_OBJ_ALIGN_2M,
+				    &ep->xa);
 	}
 	if (rc) {
-		CXLFI_WARN(FI_LOG_EP_DATA, "cannot create bulk area %s: %s\n",
-			   name, cxl_errmsg());
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "cannot create the transfer area %s (%u bytes): %s; "
+			   "enlarge the pool (CXL_POOL_SIZE) or raise "
+			   "FI_CXL_BULK_MIN\n",
+			   name, XA_SIZE, cxl_errmsg());
+		free(ep->tok);
+		ep->tok = NULL;
 		return rc == CXL_ENOSPC ? -FI_ENOSPC : -FI_EIO;
 	}
-	hdr = pe->bktx.ptr;
-	memset(hdr, 0, 2 * CXL_LINE);
-	hdr[0] = BULK_MAGIC;
-	hdr[1] = CXLFI_BULK_SLOTS;
-	hdr[2] = CXLFI_BULK_SLOT;
-	/* header and a zero done counter in the pool before any descriptor */
-	cxl_flush(pool, hdr, 2 * CXL_LINE);
+	hdr = ep->xa.ptr;
+	/* done words start at 0 and every generation handed out is >= 1 */
+	memset(hdr, 0, XA_DATA);
+	hdr[0] = XA_MAGIC;
+	hdr[1] = XA_TOKENS;
+	hdr[2] = XA_SLOTS;
+	hdr[3] = XA_SLOT_SIZE;
+	/* header and done lines in the pool before any descriptor names them */
+	cxl_flush(pool, hdr, XA_DATA);
 	cxl_wfence(pool);
-	pe->bk_sent = pe->bk_done_seen = 0;
 	return 0;
+}
+
+static int xa_ready(struct cxlfi_ep *ep)
+{
+	return ep->xa.pool ? 0 : xa_create(ep);
+}
+
+static void tok_release(struct cxlfi_ep *ep, uint32_t k)
+{
+	struct cxlfi_tok *tk = &ep->tok[k];
+	struct cxlfi_peer *pe = ep->peers[tk->peer];
+
+	tk->busy = false;
+	if (k < XA_SLOTS && pe && pe->xa_slots)
+		pe->xa_slots--;
+}
+
+/* Take back the data slots whose receivers have returned them. */
+static void reclaim_slots(struct cxlfi_ep *ep)
+{
+	cxl_pool *pool = ep->dom->pool;
+
+	/* one invalidation of the S done lines, then plain loads */
+	cxl_inval(pool, done_word(&ep->xa, 0), XA_SLOTS * CXL_LINE);
+	for (uint32_t k = 0; k < XA_SLOTS; k++)
+		if (ep->tok[k].busy &&
+		    __atomic_load_n(done_word(&ep->xa, k), __ATOMIC_ACQUIRE) ==
+			    ep->tok[k].gen)
+			tok_release(ep, k);
+}
+
+/* A free token in [lo, hi), handed to pe with a new generation; or -1. */
+static int tok_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t lo,
+		    uint32_t hi)
+{
+	for (uint32_t k = lo; k < hi; k++) {
+		struct cxlfi_tok *tk = &ep->tok[k];
+
+		if (tk->busy)
+			continue;
+		tk->busy = true;
+		tk->gen++;
+		tk->peer = pe->index;
+		tk->waiter = NULL;
+		if (k < XA_SLOTS)
+			pe->xa_slots++;
+		return (int)k;
+	}
+	return -1;
+}
+
+static int data_slot(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	int k = -1;
+
+	if (pe->xa_slots < XA_PEER_SLOTS)
+		k = tok_take(ep, pe, 0, XA_SLOTS);
+	if (k < 0) {
+		reclaim_slots(ep);
+		if (pe->xa_slots < XA_PEER_SLOTS)
+			k = tok_take(ep, pe, 0, XA_SLOTS);
+	}
+	return k;
+}
+
+static int send_desc(struct cxlfi_peer *pe, const void *d, size_t n,
+		     uint32_t op)
+{
+	int rc = cxl_ring_send(pe->tx, d, n, op, 0);
+
+	if (rc) { /* cxl_ring_send_ready() said it fits */
+		CXLFI_WARN(FI_LOG_EP_DATA, "descriptor to endpoint %u: %s\n",
+			   pe->index, cxl_errmsg());
+		return -FI_EIO;
+	}
+	return 1;
 }
 
 int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		    struct cxlfi_tx *t)
 {
 	cxl_pool *pool = ep->dom->pool;
-	struct bulk_desc d;
-	uint64_t *done;
+	struct desc_bulk d;
 	size_t n;
-	int rc;
+	int rc, k;
 
-	if (!pe->bktx.pool && (rc = bulk_open_tx(ep, pe)))
+	if ((rc = xa_ready(ep)))
 		return rc;
-	done = (uint64_t *)((uint8_t *)pe->bktx.ptr + CXL_LINE);
-	if (pe->bk_sent - pe->bk_done_seen >= CXLFI_BULK_SLOTS) {
-		uint64_t v = cxl_nt_load64(pool, done);
-
-		if (v > pe->bk_sent) /* impossible: B is broken */
-			return -FI_EIO;
-		pe->bk_done_seen = v;
-		if (pe->bk_sent - v >= CXLFI_BULK_SLOTS)
-			return 0;
-	}
-	/* the descriptor must fit before the slot is written */
-	if (!cxl_ring_send_ready(pe->tx))
+	/* the descriptor must fit before a slot is spent */
+	if (!cxl_ring_send_ready(pe->tx) || (k = data_slot(ep, pe)) < 0)
 		return 0;
-	d.slot = (uint32_t)(pe->bk_sent % CXLFI_BULK_SLOTS);
-	n = t->len - t->off < CXLFI_BULK_SLOT ? t->len - t->off
-					      : CXLFI_BULK_SLOT;
+	n = t->len - t->off < XA_SLOT_SIZE ? t->len - t->off : XA_SLOT_SIZE;
+	d.tok = (uint32_t)k;
 	d.len = (uint32_t)n;
-	/* chunk written back and fenced before its descriptor is sent */
-	cxl_copy_to_pool(pool, slot_ptr(&pe->bktx, d.slot), t->buf + t->off, n);
+	d.gen = ep->tok[k].gen;
+	/* chunk written back (or streamed) and fenced before its descriptor */
+	cxl_copy_to_pool(pool, slot_ptr(&ep->xa, d.tok), t->buf + t->off, n);
 	cxl_wfence(pool);
-	rc = cxl_ring_send(pe->tx, &d, sizeof(d), CXLFI_OP_BULK, 0);
-	if (rc)
-		return rc == CXL_EAGAIN ? 0
-					: -FI_EIO; /* EAGAIN: not after ready */
-	pe->bk_sent++;
+	if ((rc = send_desc(pe, &d, sizeof(d), CXLFI_OP_BULK)) < 0)
+		return rc;
 	t->off += n;
 	return 1;
 }
 
-static int bulk_open_rx(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+bool cxlfi_ptr_usable(struct cxlfi_ep *ep, const void *buf, size_t len)
+{
+	return len && cxl_pool_offset(ep->dom->pool, buf) != UINT64_MAX &&
+	       cxl_pool_offset(ep->dom->pool, (const uint8_t *)buf + len - 1) !=
+		       UINT64_MAX;
+}
+
+int cxlfi_ptr_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		   struct cxlfi_tx *t)
+{
+	cxl_pool *pool = ep->dom->pool;
+	struct desc_ptr d = { 0 };
+	int rc, k;
+
+	if ((rc = xa_ready(ep)))
+		return rc;
+	if (!cxl_ring_send_ready(pe->tx) ||
+	    (k = tok_take(ep, pe, XA_SLOTS, XA_TOKENS)) < 0)
+		return 0;
+	d.tok = (uint32_t)k;
+	d.gen = ep->tok[k].gen;
+	d.off = cxl_pool_offset(pool, t->buf + t->off);
+	d.len = t->len - t->off;
+	/* our stores to the buffer reach the pool before the receiver reads
+	 * it; the fence orders them before the descriptor */
+	cxl_flush(pool, t->buf + t->off, d.len);
+	cxl_wfence(pool);
+	if ((rc = send_desc(pe, &d, sizeof(d), CXLFI_OP_PTR)) < 0) {
+		tok_release(ep, d.tok);
+		return rc;
+	}
+	ep->tok[k].waiter = t;
+	ep->xa_waiting++;
+	t->wait_tok = k;
+	t->off = t->len;
+	return 1;
+}
+
+int cxlfi_ack_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		   struct cxlfi_tx *t)
+{
+	struct desc_bulk d = { 0 };
+	int rc, k;
+
+	if ((rc = xa_ready(ep)))
+		return rc;
+	if (!cxl_ring_send_ready(pe->tx) ||
+	    (k = tok_take(ep, pe, XA_SLOTS, XA_TOKENS)) < 0)
+		return 0;
+	d.tok = (uint32_t)k;
+	d.gen = ep->tok[k].gen;
+	if ((rc = send_desc(pe, &d, sizeof(d), CXLFI_OP_ACK)) < 0) {
+		tok_release(ep, d.tok);
+		return rc;
+	}
+	ep->tok[k].waiter = t;
+	ep->xa_waiting++;
+	t->wait_tok = k;
+	return 1;
+}
+
+/* Complete the sends whose pointer or acknowledgement token came back. */
+void cxlfi_xa_poll(struct cxlfi_ep *ep,
+		   void (*done)(struct cxlfi_ep *, struct cxlfi_tx *, int))
+{
+	cxl_pool *pool = ep->dom->pool;
+
+	for (uint32_t k = XA_SLOTS; ep->xa_waiting && k < XA_TOKENS; k++) {
+		struct cxlfi_tok *tk = &ep->tok[k];
+		struct cxlfi_tx *t = tk->waiter;
+
+		if (!tk->busy || !t ||
+		    cxl_nt_load64(pool, done_word(&ep->xa, k)) != tk->gen)
+			continue;
+		tok_release(ep, k);
+		tk->waiter = NULL;
+		ep->xa_waiting--;
+		done(ep, t, 0);
+	}
+}
+
+/* Peer pe is dead: its tokens come back, their sends fail. */
+void cxlfi_xa_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			void (*done)(struct cxlfi_ep *, struct cxlfi_tx *, int))
+{
+	for (uint32_t k = 0; ep->tok && k < XA_TOKENS; k++) {
+		struct cxlfi_tok *tk = &ep->tok[k];
+		struct cxlfi_tx *t = tk->waiter;
+
+		if (!tk->busy || tk->peer != pe->index)
+			continue;
+		tok_release(ep, k);
+		tk->waiter = NULL;
+		if (t) {
+			ep->xa_waiting--;
+			done(ep, t, FI_EHOSTUNREACH);
+		}
+	}
+}
+
+void cxlfi_xa_destroy(struct cxlfi_ep *ep)
+{
+	char name[64];
+
+	for (uint32_t k = 0; ep->tok && k < XA_TOKENS; k++)
+		if (ep->tok[k].waiter) { /* sends never completed */
+			free(ep->tok[k].waiter->copy);
+			free(ep->tok[k].waiter);
+		}
+	free(ep->tok);
+	ep->tok = NULL;
+	ep->xa_waiting = 0;
+	if (ep->xa.pool) {
+		cxl_obj_close(&ep->xa);
+		snprintf(name, sizeof(name), "cxlfi.bk.%u", ep->index);
+		/* unlinked now; freed when the last receiver closes it */
+		cxl_obj_destroy(ep->dom->pool, name);
+	}
+}
+
+/* ---- receiver side --------------------------------------------------- */
+
+static int xa_open_rx(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
 	cxl_pool *pool = ep->dom->pool;
 	const uint64_t *hdr;
 	char name[64];
 
-	snprintf(name, sizeof(name), "cxlfi.bk.%u.%u", pe->index, ep->index);
+	if (pe->bkrx.pool)
+		return 0;
+	snprintf(name, sizeof(name), "cxlfi.bk.%u", pe->index);
 	if (cxl_obj_open(pool, name, &pe->bkrx))
 		return -1;
 	hdr = pe->bkrx.ptr;
 	cxl_inval(pool, hdr, CXL_LINE);
 	/* geometry from the pool is checked before any slot is touched */
-	if (pe->bkrx.size < BULK_HDR || hdr[0] != BULK_MAGIC ||
-	    hdr[1] != CXLFI_BULK_SLOTS || hdr[2] != CXLFI_BULK_SLOT ||
-	    pe->bkrx.size < BULK_HDR + hdr[1] * hdr[2]) {
-		CXLFI_WARN(FI_LOG_EP_DATA, "bulk area %s is malformed\n", name);
+	if (pe->bkrx.size < XA_SIZE || hdr[0] != XA_MAGIC ||
+	    hdr[1] != XA_TOKENS || hdr[2] != XA_SLOTS ||
+	    hdr[3] != XA_SLOT_SIZE) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "transfer area %s is malformed; messages that use "
+			   "it fail\n",
+			   name);
 		cxl_obj_close(&pe->bkrx);
 		return -1;
 	}
-	pe->bk_done = 0;
 	return 0;
+}
+
+/* Return token tok of the sender's area: store its generation. */
+static void tok_return(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t tok,
+		       uint64_t gen)
+{
+	/* the copy out of the slot or buffer is complete (program order);
+	 * the NT store and its fence publish the return */
+	cxl_flag_set(ep->dom->pool, done_word(&pe->bkrx, tok), gen);
 }
 
 size_t cxlfi_bulk_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		       const uint8_t *m, size_t n, uint8_t *dst, size_t cap)
 {
-	cxl_pool *pool = ep->dom->pool;
-	struct bulk_desc d;
+	struct desc_bulk d;
 	const uint8_t *src;
-	uint64_t *done;
 
-	if (n != sizeof(d) || (!pe->bkrx.pool && bulk_open_rx(ep, pe)))
+	if (n != sizeof(d) || xa_open_rx(ep, pe))
 		return 0;
 	memcpy(&d, m, sizeof(d));
-	if (d.slot >= CXLFI_BULK_SLOTS || d.len == 0 ||
-	    d.len > CXLFI_BULK_SLOT || d.slot != pe->bk_done % CXLFI_BULK_SLOTS)
+	if (d.tok >= XA_SLOTS || d.len == 0 || d.len > XA_SLOT_SIZE)
 		return 0;
-	src = slot_ptr(&pe->bkrx, d.slot);
-	cxl_inval(pool, src, d.len);
-	if (dst)
-		memcpy(dst, src, d.len < cap ? d.len : cap);
-	/* the slot is free for A once done passes it */
-	done = (uint64_t *)((uint8_t *)pe->bkrx.ptr + CXL_LINE);
-	cxl_flag_set(pool, done, ++pe->bk_done);
+	src = slot_ptr(&pe->bkrx, d.tok);
+	if (dst && cap)
+		cxl_copy_from_pool(ep->dom->pool, dst, src,
+				   d.len < cap ? d.len : cap);
+	tok_return(ep, pe, d.tok, d.gen);
 	return d.len;
+}
+
+size_t cxlfi_ptr_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		      const uint8_t *m, size_t n, size_t want, uint8_t *dst,
+		      size_t cap)
+{
+	cxl_pool *pool = ep->dom->pool;
+	struct desc_ptr d;
+	const uint8_t *src;
+
+	if (n != sizeof(d) || xa_open_rx(ep, pe))
+		return 0;
+	memcpy(&d, m, sizeof(d));
+	if (d.tok < XA_SLOTS || d.tok >= XA_TOKENS)
+		return 0;
+	/* the range must be the rest of the message and lie in the pool */
+	src = d.len == want ? cxl_pool_ptr(pool, d.off, d.len) : NULL;
+	if (src && dst && cap)
+		cxl_copy_from_pool(pool, dst, src, d.len < cap ? d.len : cap);
+	tok_return(ep, pe, d.tok, d.gen); /* the sender may reuse it now */
+	return src ? d.len : 0;
+}
+
+void cxlfi_ack_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		    const uint8_t *m, size_t n)
+{
+	struct desc_bulk d;
+
+	if (n != sizeof(d) || xa_open_rx(ep, pe))
+		return;
+	memcpy(&d, m, sizeof(d));
+	if (d.tok >= XA_SLOTS && d.tok < XA_TOKENS)
+		tok_return(ep, pe, d.tok, d.gen);
 }
 
 void cxlfi_bulk_close(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
-	char name[64];
-
-	if (pe->bktx.pool) {
-		cxl_obj_close(&pe->bktx);
-		snprintf(name, sizeof(name), "cxlfi.bk.%u.%u", ep->index,
-			 pe->index);
-		cxl_obj_destroy(ep->dom->pool, name);
-	}
+	(void)ep;
 	if (pe->bkrx.pool)
 		cxl_obj_close(&pe->bkrx);
 }

@@ -15,8 +15,8 @@
  *    "cxlfi.ch.<A>.<B>" (A produces, B consumes) and announces it in B's
  *    inbox line A. Channels exist only between peers that talk, so pool
  *    memory grows with the pairs in use, not with N^2 x cells;
- *  - progress polls only the channels that exist, and scans the inbox
- *    every FI_CXL_INBOX_POLL calls.
+ *  - progress polls only the channels that exist, and scans the next
+ *    CXLFI_INBOX_CHUNK inbox lines every FI_CXL_INBOX_POLL calls.
  */
 #ifndef CXLFI_H
 #define CXLFI_H
@@ -75,6 +75,7 @@ enum {
 	CXLFI_HDR_GEN = 4,
 	CXLFI_HDR_BEAT = 5, /* heartbeat, advanced every CXLFI_HEARTBEAT_MS */
 };
+#define CXLFI_INBOX_CHUNK 16u /* inbox lines per scan step */
 #define CXLFI_HEARTBEAT_MS 100
 #define CXLFI_WATCH_MS 250
 
@@ -219,7 +220,18 @@ struct cxlfi_tx {
 	uint64_t flags;
 	void *context;
 	bool started; /* first cell sent */
-	bool bulk;    /* later chunks go through the bulk area */
+	bool bulk;    /* later chunks go through the transfer area */
+	bool ptr_ok;  /* buffer lies in the pool: pass its offset */
+	bool acked;   /* FI_DELIVERY_COMPLETE's OP_ACK sent */
+	int wait_tok; /* transfer-area token to wait for, or -1 */
+};
+
+/* A token of our transfer area (bulk.c). */
+struct cxlfi_tok {
+	uint64_t gen;		 /* of the current or last hand-off */
+	uint32_t peer;		 /* endpoint index it was handed to */
+	bool busy;		 /* handed out, not yet returned */
+	struct cxlfi_tx *waiter; /* send completing on its return */
 };
 
 /* Everything one endpoint knows about one peer endpoint index. */
@@ -237,10 +249,8 @@ struct cxlfi_peer {
 	uint32_t rx_op;
 	struct cxl_obj epobj;	 /* the peer's "cxlfi.ep.<i>" */
 	uint64_t hb_last, hb_ms; /* its heartbeat, and when it moved */
-	/* bulk area for large messages (lazily created, see bulk.c) */
-	struct cxl_obj bktx, bkrx;	/* ours to it / its to us */
-	uint64_t bk_sent, bk_done_seen; /* chunks written / known freed */
-	uint64_t bk_done;		/* chunks we consumed from it */
+	struct cxl_obj bkrx;	 /* its transfer area, opened on first use */
+	uint32_t xa_slots;	 /* our data slots it holds */
 	bool dead;
 	size_t ntx;			/* queued sends */
 	struct cxlfi_peer *next_active; /* list of peers with an rx ring */
@@ -267,13 +277,17 @@ struct cxlfi_ep {
 	struct cxlfi_unexp *unexp, *unexp_tail;
 	size_t unexp_bytes;
 	uint64_t progress_calls;
+	uint32_t inbox_next; /* first inbox line of the next scan step */
 	uint64_t tx_op_flags, rx_op_flags;
 	size_t min_multi_recv;
 	struct cxlfi_peer *txpend;	  /* peers with queued sends */
 	uint8_t *tx_scratch, *rx_scratch; /* one ring cell each */
 	size_t cell_payload;
 	bool warned_unexp;
-	uint64_t watch_ms; /* last peer liveness check */
+	uint64_t watch_ms;     /* last peer liveness check */
+	struct cxl_obj xa;     /* our transfer area "cxlfi.bk.<index>" */
+	struct cxlfi_tok *tok; /* its tokens (CXLFI_XA_TOKENS) */
+	size_t xa_waiting;     /* sends waiting for a token's return */
 };
 
 /* fabric.c, domain.c */
@@ -338,18 +352,37 @@ void cxlfi_progress(struct cxlfi_ep *ep);
 /* Fail everything pending with a peer found dead (proto.c). */
 void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 
-/* bulk.c: large messages through a per-channel bulk area */
+/* bulk.c: the transfer area (large messages, pointer passing, acks) */
 /* messages of cxlfi_params.bulk_min bytes or more use it */
-#define CXLFI_OP_BULK 4u /* ring op: a bulk descriptor */
-#define CXLFI_BULK_SLOT (64u << 10)
-#define CXLFI_BULK_SLOTS 8u
-/* Write the next chunk of t (1), no free slot or ring cell (0), error. */
+#define CXLFI_OP_BULK 4u /* ring op: a chunk in a data slot */
+#define CXLFI_OP_PTR 5u	 /* ring op: the rest of the message in the pool */
+#define CXLFI_OP_ACK 6u	 /* ring op: return a token (delivery complete) */
+#define CXLFI_XA_TOKENS 128u
+/* Each push: 1 done, 0 no ring cell or token yet (retry), < 0 error. */
 int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		    struct cxlfi_tx *t);
-/* A bulk descriptor arrived: copy the chunk to dst (NULL: drop), free the
- * slot. Returns the chunk length, or 0 if the descriptor is invalid. */
+int cxlfi_ptr_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		   struct cxlfi_tx *t);
+int cxlfi_ack_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		   struct cxlfi_tx *t);
+/* Does [buf, buf+len) lie in the pool mapping (pointer passing)? */
+bool cxlfi_ptr_usable(struct cxlfi_ep *ep, const void *buf, size_t len);
+/* Descriptors received: copy to dst (up to cap; NULL drops), return the
+ * token. The length the descriptor covers, or 0 if it is invalid. */
 size_t cxlfi_bulk_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		       const uint8_t *desc, size_t n, uint8_t *dst, size_t cap);
+size_t cxlfi_ptr_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		      const uint8_t *desc, size_t n, size_t want, uint8_t *dst,
+		      size_t cap);
+void cxlfi_ack_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		    const uint8_t *desc, size_t n);
+/* Sender: complete the sends whose tokens came back / whose peer died. */
+void cxlfi_xa_poll(struct cxlfi_ep *ep,
+		   void (*done)(struct cxlfi_ep *, struct cxlfi_tx *, int));
+void cxlfi_xa_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			void (*done)(struct cxlfi_ep *, struct cxlfi_tx *,
+				     int));
+void cxlfi_xa_destroy(struct cxlfi_ep *ep);
 void cxlfi_bulk_close(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 
 /* heartbeat.c */

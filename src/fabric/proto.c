@@ -10,7 +10,11 @@
  *   OP_EAGER  [tag u64][data u64 if OPF_DATA][payload]    whole message
  *   OP_FIRST  [tag u64][data u64 if OPF_DATA][total u64][payload]
  *   OP_CONT   [payload]                                    later chunks
- *   OP_BULK   [slot u32][len u32]      later chunk in the bulk area (bulk.c)
+ *   OP_BULK   [tok u32][len u32][gen u64]   later chunk in a data slot
+ *   OP_PTR    [tok u32][0 u32][gen u64][off u64][len u64]
+ *                                       the rest, in the pool at off
+ *   OP_ACK    [tok u32][0 u32][gen u64]   message complete: return tok
+ * (the last three use the sender's transfer area, bulk.c)
  *
  * A sender never interleaves two chunked messages on one channel (its
  * per-peer queue is FIFO), so the chunks of a message arrive back to back.
@@ -152,6 +156,7 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 	if (ep->self.pool)
 		cxlfi_heartbeat_remove(ep);
 
+	cxlfi_xa_destroy(ep); /* before the peers its tokens name */
 	for (size_t j = 0; ep->peers && j < cxlfi_params.max_eps; j++) {
 		struct cxlfi_peer *pe = ep->peers[j];
 
@@ -366,15 +371,28 @@ static void watch_sender(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	cxlfi_watch_start(ep, pe);
 }
 
-/* Look for channels announced to us since the last scan. */
+/*
+ * Look for channels announced to us since the last scan, in the next
+ * CXLFI_INBOX_CHUNK lines of the inbox (round robin). Each line read costs
+ * an invalidation and a miss to the pool, so a scan step is bounded and
+ * the whole inbox is covered every max_eps / CXLFI_INBOX_CHUNK steps.
+ */
 static void scan_inbox(struct cxlfi_ep *ep)
 {
 	cxl_pool *pool = ep->dom->pool;
+	uint32_t first = ep->inbox_next, end;
 	char name[64];
 
-	/* One invalidation of the whole inbox: N lines, a single fence. */
-	cxl_inval(pool, ep->inbox, cxlfi_params.max_eps * CXL_LINE);
-	for (uint32_t j = 0; j < cxlfi_params.max_eps; j++) {
+	if (first >= cxlfi_params.max_eps)
+		first = 0;
+	end = first + CXLFI_INBOX_CHUNK;
+	if (end > cxlfi_params.max_eps)
+		end = (uint32_t)cxlfi_params.max_eps;
+	ep->inbox_next = end;
+	/* one invalidation of the chunk: its lines, a single fence */
+	cxl_inval(pool, ep->inbox + (size_t)first * 8,
+		  (size_t)(end - first) * CXL_LINE);
+	for (uint32_t j = first; j < end; j++) {
 		uint64_t *line = ep->inbox + (size_t)j * 8;
 		struct cxlfi_peer *pe = ep->peers[j];
 		uint64_t stamp;
@@ -459,7 +477,7 @@ static int push(struct cxlfi_ep *ep, struct cxlfi_peer *pe, struct cxlfi_tx *t)
 				goto err;
 			t->off = t->len;
 			t->started = true;
-			return 1;
+			goto ack;
 		}
 		memcpy(ep->tx_scratch + h, &(uint64_t){ t->len }, 8);
 		h += 8;
@@ -473,6 +491,13 @@ static int push(struct cxlfi_ep *ep, struct cxlfi_peer *pe, struct cxlfi_tx *t)
 		t->off = P - h;
 		t->started = true;
 		t->bulk = t->len >= cxlfi_params.bulk_min;
+	}
+	/* pointer passing: the receiver copies the rest straight from our
+	 * buffer in the pool, and the send completes when it has */
+	if (t->ptr_ok && t->off < t->len) {
+		rc = cxlfi_ptr_push(ep, pe, t);
+		if (rc <= 0)
+			return rc;
 	}
 	while (t->bulk && t->off < t->len) {
 		rc = cxlfi_bulk_push(ep, pe, t);
@@ -488,6 +513,15 @@ static int push(struct cxlfi_ep *ep, struct cxlfi_peer *pe, struct cxlfi_tx *t)
 		if (rc)
 			goto err;
 		t->off += n;
+	}
+ack:
+	/* FI_DELIVERY_COMPLETE: complete when the receiver has consumed the
+	 * message, which it shows by returning the token of an OP_ACK */
+	if ((t->flags & FI_DELIVERY_COMPLETE) && t->wait_tok < 0 && !t->acked) {
+		rc = cxlfi_ack_push(ep, pe, t);
+		if (rc <= 0)
+			return rc;
+		t->acked = true;
 	}
 	return 1;
 err:
@@ -513,6 +547,14 @@ static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 	cxlfi_cntr_inc(ep->tx_cntr, err != 0);
 }
 
+/* Complete and free a queued or waiting send. */
+static void tx_done(struct cxlfi_ep *ep, struct cxlfi_tx *t, int err)
+{
+	complete_tx(ep, t, err);
+	free(t->copy);
+	free(t);
+}
+
 /* Retry the queued sends of every blocked peer, in order. */
 static void push_pending(struct cxlfi_ep *ep)
 {
@@ -531,9 +573,9 @@ static void push_pending(struct cxlfi_ep *ep)
 			if (!pe->txq)
 				pe->txq_tail = NULL;
 			pe->ntx--;
-			complete_tx(ep, t, rc < 0 ? FI_EIO : 0);
-			free(t->copy);
-			free(t);
+			if (rc > 0 && t->wait_tok >= 0)
+				continue; /* completes when its token returns */
+			tx_done(ep, t, rc < 0 ? FI_EIO : 0);
 		}
 		if (!pe->txq) {
 			pe->in_txlist = false;
@@ -570,6 +612,43 @@ ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
 	t.data = data;
 	t.flags = flags;
 	t.context = context;
+	t.wait_tok = -1;
+	t.ptr_ok = len >= cxlfi_params.bulk_min && !(flags & FI_INJECT) &&
+		   cxlfi_ptr_usable(ep, buf, len);
+	if (t.ptr_ok || (flags & FI_DELIVERY_COMPLETE)) {
+		/* completes later, when a token returns: needs a heap copy */
+		if (!(q = calloc(1, sizeof(*q))))
+			return -FI_ENOMEM;
+		*q = t;
+		if (flags & FI_INJECT) {
+			q->copy = malloc(len ? len : 1);
+			if (!q->copy) {
+				free(q);
+				return -FI_ENOMEM;
+			}
+			if (len)
+				memcpy(q->copy, buf, len);
+			q->buf = q->copy;
+		}
+		if (!pe->txq) {
+			rc = push(ep, pe, q);
+			if (rc < 0) {
+				free(q->copy);
+				free(q);
+				return rc;
+			}
+			if (rc == 1) /* waits for its token */
+				return 0;
+		} else if (pe->ntx >= TXQ_MAX) {
+			cxlfi_progress(ep);
+			if (pe->ntx >= TXQ_MAX) {
+				free(q->copy);
+				free(q);
+				return -FI_EAGAIN;
+			}
+		}
+		goto enqueue;
+	}
 	if (!pe->txq) {
 		rc = push(ep, pe, &t);
 		if (rc < 0)
@@ -599,6 +678,7 @@ ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
 			memcpy(q->copy, buf, len);
 		q->buf = q->copy;
 	}
+enqueue:
 	if (pe->txq_tail)
 		pe->txq_tail->next = q;
 	else
@@ -917,6 +997,34 @@ static void on_bulk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	chunk_arrived(ep, pe, got);
 }
 
+/* A pointer descriptor: the rest of the message is in the pool, in the
+ * sender's buffer. One copy into the receive (or unexpected) buffer. */
+static void on_ptr(struct cxlfi_ep *ep, struct cxlfi_peer *pe, const uint8_t *m,
+		   size_t n)
+{
+	uint8_t *dst = NULL;
+	size_t cap = 0, got;
+
+	if (pe->rx_cur && pe->rx_off < pe->rx_cur->len) {
+		dst = (uint8_t *)pe->rx_cur->buf + pe->rx_off;
+		cap = pe->rx_cur->len - pe->rx_off;
+	} else if (pe->ux_cur) {
+		dst = pe->ux_cur->buf + pe->rx_off;
+		cap = pe->rx_left;
+	}
+	got = cxlfi_ptr_take(ep, pe, m, n, pe->rx_left, dst, cap);
+	if (!got) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "bad pointer descriptor from endpoint %u; the "
+			   "message fails\n",
+			   pe->index);
+		if (pe->rx_left)
+			drop_partial(ep, pe, FI_EIO);
+		return;
+	}
+	chunk_arrived(ep, pe, got);
+}
+
 /* Receive up to DRAIN_BUDGET messages from one channel. */
 static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
@@ -953,6 +1061,10 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 		}
 		if ((op & OP_MASK) == CXLFI_OP_BULK)
 			on_bulk(ep, pe, ep->rx_scratch, n);
+		else if ((op & OP_MASK) == CXLFI_OP_PTR)
+			on_ptr(ep, pe, ep->rx_scratch, n);
+		else if ((op & OP_MASK) == CXLFI_OP_ACK)
+			cxlfi_ack_take(ep, pe, ep->rx_scratch, n);
 		else if ((op & OP_MASK) == OP_CONT)
 			on_chunk(ep, pe, ep->rx_scratch, n);
 		else
@@ -971,11 +1083,11 @@ void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 
 		pe->txq = t->next;
 		pe->ntx--;
-		complete_tx(ep, t, FI_EHOSTUNREACH);
-		free(t->copy);
-		free(t);
+		tx_done(ep, t, FI_EHOSTUNREACH);
 	}
 	pe->txq_tail = NULL;
+	/* sends waiting for tokens it holds, and its data slots */
+	cxlfi_xa_peer_dead(ep, pe, tx_done);
 	/* a message from it that will never be finished */
 	drop_partial(ep, pe, FI_EHOSTUNREACH);
 	/* receives that can only be matched by it */
@@ -1015,6 +1127,8 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 	if (ep->progress_calls++ % cxlfi_params.inbox_poll == 0)
 		scan_inbox(ep);
 	cxlfi_watch_peers(ep);
+	if (ep->xa_waiting)
+		cxlfi_xa_poll(ep, tx_done);
 	if (ep->txpend)
 		push_pending(ep);
 	for (struct cxlfi_peer *pe = ep->active; pe; pe = pe->next_active)

@@ -35,7 +35,7 @@ struct cxlfi_params cxlfi_params = {
 	.inbox_poll = 64,
 	.unexp_limit = 64u << 20,
 	.peer_timeout_ms = 10000,
-	.bulk_min = 64u << 10,
+	.bulk_min = 1024,
 	.idle_polls = 200000,
 	.idle_sleep_us = 50,
 };
@@ -72,8 +72,13 @@ int cxlfi_pool_get(cxl_pool **out)
 {
 	int rc = 0;
 
+	struct cxl_pool_opts o;
+
 	pthread_mutex_lock(&pool_lock);
-	if (!pool && cxl_pool_attach_env(&pool)) {
+	/* shared with libcxlmpi in this process: one mapping, so a buffer it
+	 * allocates in the pool is pool memory to us (pointer passing) */
+	if (!pool &&
+	    (cxl_opts_from_env(&o) || cxl_pool_attach_shared(&o, &pool))) {
 		CXLFI_WARN(FI_LOG_CORE, "cannot attach the CXL pool: %s\n",
 			   cxl_errmsg());
 		pool = NULL;
@@ -293,11 +298,17 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->addr_format = FI_FORMAT_UNSPEC;
 
 	fi->tx_attr->caps = fi->caps;
-	/* Sends complete once the data is in the pool (transmit complete).
-	 * FI_COMPLETION is honoured as asked: with FI_SELECTIVE_COMPLETION
-	 * it decides whether plain fi_send()/fi_recv() report at all. */
+	/* Sends complete once the data is in the pool (transmit complete),
+	 * or, when asked, once the receiver has consumed it (delivery
+	 * complete: an acknowledgement token, bulk.c). FI_COMPLETION is
+	 * honoured as asked: with FI_SELECTIVE_COMPLETION it decides whether
+	 * plain fi_send()/fi_recv() report at all. */
 	fi->tx_attr->op_flags =
-		FI_TRANSMIT_COMPLETE |
+		(hints && hints->tx_attr &&
+				 (hints->tx_attr->op_flags &
+				  FI_DELIVERY_COMPLETE)
+			 ? FI_DELIVERY_COMPLETE
+			 : FI_TRANSMIT_COMPLETE) |
 		(hints && hints->tx_attr
 			 ? hints->tx_attr->op_flags & FI_COMPLETION
 			 : 0);

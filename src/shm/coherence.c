@@ -305,7 +305,11 @@ CXL_EXPORT void cxl_copy_to_pool(cxl_pool *p, void *dst, const void *src,
 				 size_t n)
 {
 #if defined(__x86_64__)
-	if (p->mode == CXL_COH_UNCACHED) {
+	/* Large copies stream in flush mode too: streaming stores leave no
+	 * dirty line behind, so they need no per-line flush, only the
+	 * caller's cxl_wfence (sfence orders them before later stores). */
+	if (p->mode == CXL_COH_UNCACHED ||
+	    (p->mode == CXL_COH_FLUSH && n >= CXL_STREAM_COPY_MIN)) {
 		nt_copy(p, dst, src, n);
 		return;
 	}

@@ -59,6 +59,10 @@ struct cxl_pool {
 	uint64_t job_id;
 	bool in_cs;
 	bool took_over; /* acquired the lock from a dead holder of this host */
+	/* cxl_pool_attach_shared: users of this attachment, and its key */
+	int shared_refs;	      /* 0: not shared */
+	char shared_path[4096];	      /* realpath of opts.path */
+	struct cxl_pool *shared_next; /* list of shared attachments */
 };
 
 /* error.c */

@@ -158,6 +158,53 @@ CXL_EXPORT int cxl_pool_attach(const struct cxl_pool_opts *o, cxl_pool **out)
 	return CXL_OK;
 }
 
+/* Shared attachments of this process (cxl_pool_attach_shared). */
+static pthread_mutex_t shared_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct cxl_pool *shared_list;
+
+static bool same_attachment(const struct cxl_pool *p, const char *real,
+			    const struct cxl_pool_opts *o)
+{
+	return !strcmp(p->shared_path, real) && p->opts.host_id == o->host_id &&
+	       !strcmp(p->opts.job, o->job) && p->opts.insn == o->insn &&
+	       (!o->mode_set || p->mode == o->mode);
+}
+
+CXL_EXPORT int cxl_pool_attach_shared(const struct cxl_pool_opts *o,
+				      cxl_pool **out)
+{
+	char real[4096];
+	struct cxl_pool *p;
+	int rc;
+
+	if (!o || !out)
+		return cxl_seterr(CXL_EINVAL,
+				  "cxl_pool_attach_shared: NULL argument");
+	pthread_mutex_lock(&shared_mtx);
+	if (realpath(o->path, real)) {
+		for (p = shared_list; p; p = p->shared_next)
+			if (same_attachment(p, real, o)) {
+				p->shared_refs++;
+				*out = p;
+				pthread_mutex_unlock(&shared_mtx);
+				return CXL_OK;
+			}
+	}
+	/* under the mutex, so that concurrent callers get one attachment */
+	rc = cxl_pool_attach(o, &p);
+	if (rc == CXL_OK) {
+		if (!realpath(o->path, p->shared_path))
+			snprintf(p->shared_path, sizeof(p->shared_path), "%s",
+				 o->path);
+		p->shared_refs = 1;
+		p->shared_next = shared_list;
+		shared_list = p;
+		*out = p;
+	}
+	pthread_mutex_unlock(&shared_mtx);
+	return rc;
+}
+
 CXL_EXPORT int cxl_pool_attach_env(cxl_pool **out)
 {
 	struct cxl_pool_opts o;
@@ -174,6 +221,21 @@ CXL_EXPORT int cxl_pool_detach(cxl_pool *p)
 
 	if (!p)
 		return CXL_OK;
+	if (p->shared_refs) {
+		struct cxl_pool **pp;
+
+		pthread_mutex_lock(&shared_mtx);
+		if (--p->shared_refs) { /* other users remain */
+			pthread_mutex_unlock(&shared_mtx);
+			return CXL_OK;
+		}
+		for (pp = &shared_list; *pp && *pp != p;
+		     pp = &(*pp)->shared_next)
+			;
+		if (*pp)
+			*pp = p->shared_next;
+		pthread_mutex_unlock(&shared_mtx);
+	}
 	if ((rc = cxl_arena_lock(p)) == CXL_OK) {
 		cxl_arena_detach_proc(p);
 		cxl_arena_unlock(p);

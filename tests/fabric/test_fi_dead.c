@@ -38,7 +38,9 @@ static int victim(void)
 
 static int survivor(pid_t victim_pid)
 {
-	const size_t big = 1u << 20;
+	/* larger than the transfer-area slots one peer may hold (1 MiB), so
+	 * that no send can complete once the victim has died */
+	const size_t big = 4u << 20;
 	struct fi f;
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry err;
