@@ -41,6 +41,10 @@
 #define XA_SLOTS ((XA_SIZE - XA_DATA) / XA_SLOT_SIZE) /* 31 */
 #define XA_TOKENS CXLFI_XA_TOKENS
 #define XA_PEER_SLOTS 16u /* data slots one destination may hold */
+/* A done word: the generation returned, and in the top bits an error the
+ * receiver reports with the token (positive FI_* code, 0: none). */
+#define XA_ERR_SHIFT 48
+#define XA_GEN_MASK ((1ull << XA_ERR_SHIFT) - 1)
 
 _Static_assert((1 + XA_TOKENS) * CXL_LINE <= XA_DATA, "done lines fit");
 _Static_assert(XA_SLOTS > 0 && XA_SLOTS < XA_TOKENS, "slot geometry");
@@ -134,8 +138,8 @@ static void reclaim_slots(struct cxlfi_ep *ep)
 	cxl_inval(pool, done_word(&ep->xa, 0), XA_SLOTS * CXL_LINE);
 	for (uint32_t k = 0; k < XA_SLOTS; k++)
 		if (ep->tok[k].busy &&
-		    __atomic_load_n(done_word(&ep->xa, k), __ATOMIC_ACQUIRE) ==
-			    ep->tok[k].gen)
+		    (__atomic_load_n(done_word(&ep->xa, k), __ATOMIC_ACQUIRE) &
+		     XA_GEN_MASK) == ep->tok[k].gen)
 			tok_release(ep, k);
 }
 
@@ -149,7 +153,9 @@ static int tok_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t lo,
 		if (tk->busy)
 			continue;
 		tk->busy = true;
-		tk->gen++;
+		tk->gen = (tk->gen + 1) & XA_GEN_MASK;
+		if (!tk->gen) /* 0 is the initial done word */
+			tk->gen = 1;
 		tk->peer = pe->index;
 		tk->waiter = NULL;
 		if (k < XA_SLOTS)
@@ -283,13 +289,18 @@ void cxlfi_xa_poll(struct cxlfi_ep *ep,
 		struct cxlfi_tok *tk = &ep->tok[k];
 		struct cxlfi_tx *t = tk->waiter;
 
-		if (!tk->busy || !t ||
-		    cxl_nt_load64(pool, done_word(&ep->xa, k)) != tk->gen)
+		uint64_t v;
+
+		if (!tk->busy || !t)
+			continue;
+		v = cxl_nt_load64(pool, done_word(&ep->xa, k));
+		if ((v & XA_GEN_MASK) != tk->gen)
 			continue;
 		tok_release(ep, k);
 		tk->waiter = NULL;
 		ep->xa_waiting--;
-		done(ep, t, 0);
+		/* the receiver's error for it (a refused RMA write), if any */
+		done(ep, t, (int)(v >> XA_ERR_SHIFT));
 	}
 }
 
@@ -418,8 +429,14 @@ void cxlfi_ack_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	if (n != sizeof(d) || xa_open_rx(ep, pe))
 		return;
 	memcpy(&d, m, sizeof(d));
+	/* an RMA write refused by the target (no such key, no access, out
+	 * of bounds) returns its token with the error */
 	if (d.tok >= XA_SLOTS && d.tok < XA_TOKENS)
-		tok_return(ep, pe, d.tok, d.gen);
+		tok_return(ep, pe, d.tok,
+			   (d.gen & XA_GEN_MASK) |
+				   (uint64_t)(uint32_t)pe->ack_err
+					   << XA_ERR_SHIFT);
+	pe->ack_err = 0;
 }
 
 void cxlfi_bulk_close(struct cxlfi_ep *ep, struct cxlfi_peer *pe)

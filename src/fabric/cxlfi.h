@@ -120,6 +120,9 @@ struct cxlfi_domain {
 	pthread_mutex_t lock; /* serialises everything below (THREAD_SAFE) */
 	struct fi_info *info;
 	uint64_t mr_key_next;
+	struct cxlfi_mr *mrs; /* registered regions (rma.c looks keys up) */
+	bool mr_virt;	      /* FI_MR_VIRT_ADDR: RMA addresses are VAs */
+	bool mr_prov_key;     /* FI_MR_PROV_KEY: we choose the keys */
 	int refs;
 };
 
@@ -177,6 +180,7 @@ struct cxlfi_mr {
 	const void *buf;
 	size_t len;
 	uint64_t access;
+	struct cxlfi_mr *next; /* the domain's regions, for RMA key lookup */
 };
 
 /* A receive posted by the application. */
@@ -194,6 +198,19 @@ struct cxlfi_rx {
 	size_t used;		 /* bytes handed out */
 	unsigned inflight;	 /* slices not yet completed */
 	bool released;		 /* out of the queue; last slice reports */
+	uint8_t kind;		 /* CXLFI_RX_*: what completes it */
+};
+
+/* Kinds of receive-side targets (cxlfi_rx.kind) and sends (cxlfi_tx). */
+enum {
+	CXLFI_RX_MSG = 0,     /* a posted receive */
+	CXLFI_RX_WRITE = 1,   /* target of an RMA write (rma.c) */
+	CXLFI_RX_READRSP = 2, /* origin buffer of an RMA read (rma.c) */
+	CXLFI_RX_SINK = 3,    /* discards a refused write or stray answer */
+	CXLFI_TX_MSG = 0,     /* fi_send and friends */
+	CXLFI_TX_WRITE = 1,   /* fi_write: header carries key and address */
+	CXLFI_TX_READREQ = 2, /* fi_read's request (internal, no report) */
+	CXLFI_TX_READRSP = 3, /* the target's answer (internal) */
 };
 
 /* A message that arrived before its receive was posted. */
@@ -219,11 +236,25 @@ struct cxlfi_tx {
 	uint32_t op;
 	uint64_t flags;
 	void *context;
-	bool started; /* first cell sent */
-	bool bulk;    /* later chunks go through the transfer area */
-	bool ptr_ok;  /* buffer lies in the pool: pass its offset */
-	bool acked;   /* FI_DELIVERY_COMPLETE's OP_ACK sent */
-	int wait_tok; /* transfer-area token to wait for, or -1 */
+	bool started;	   /* first cell sent */
+	bool bulk;	   /* later chunks go through the transfer area */
+	bool ptr_ok;	   /* buffer lies in the pool: pass its offset */
+	bool acked;	   /* FI_DELIVERY_COMPLETE's OP_ACK sent */
+	int wait_tok;	   /* transfer-area token to wait for, or -1 */
+	uint8_t kind;	   /* CXLFI_TX_* */
+	uint64_t rma_addr; /* CXLFI_TX_WRITE: target address (tag: key) */
+	int rma_err;	   /* CXLFI_TX_READRSP: error reported to the origin */
+};
+
+/* An RMA read waiting for its answer (rma.c). */
+struct cxlfi_rdreq {
+	struct cxlfi_rdreq *next;
+	uint64_t rid;
+	uint32_t peer;
+	void *buf;
+	size_t len;
+	uint64_t flags;
+	void *context;
 };
 
 /* A token of our transfer area (bulk.c). */
@@ -251,6 +282,7 @@ struct cxlfi_peer {
 	uint64_t hb_last, hb_ms; /* its heartbeat, and when it moved */
 	struct cxl_obj bkrx;	 /* its transfer area, opened on first use */
 	uint32_t xa_slots;	 /* our data slots it holds */
+	int ack_err; /* error of its last RMA write, for its OP_ACK */
 	bool dead;
 	size_t ntx;			/* queued sends */
 	struct cxlfi_peer *next_active; /* list of peers with an rx ring */
@@ -266,6 +298,10 @@ struct cxlfi_ep {
 	struct cxlfi_cq *tx_cq, *rx_cq;
 	uint64_t tx_cq_flags, rx_cq_flags;
 	struct cxlfi_cntr *tx_cntr, *rx_cntr;
+	struct cxlfi_cntr *rd_cntr, *wr_cntr;	/* FI_READ, FI_WRITE */
+	struct cxlfi_cntr *rrd_cntr, *rwr_cntr; /* FI_REMOTE_READ/_WRITE */
+	struct cxlfi_rdreq *reads;		/* RMA reads in flight */
+	uint64_t rid_next;
 	bool enabled;
 	uint32_t index;		   /* our endpoint index */
 	uint32_t gen;		   /* per-incarnation nonce, in our address */
@@ -335,7 +371,6 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, void *context);
 extern struct fi_ops_msg cxlfi_msg_ops;
 extern struct fi_ops_tagged cxlfi_tagged_ops;
-extern struct fi_ops_rma cxlfi_no_rma_ops;	 /* unsupported.c */
 extern struct fi_ops_atomic cxlfi_no_atomic_ops; /* unsupported.c */
 
 /* proto.c: channels, matching and progress (domain lock held) */
@@ -384,6 +419,48 @@ void cxlfi_xa_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 				     int));
 void cxlfi_xa_destroy(struct cxlfi_ep *ep);
 void cxlfi_bulk_close(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+
+/* proto.c, for rma.c */
+struct cxlfi_peer *cxlfi_get_peer(struct cxlfi_ep *ep, uint32_t idx);
+/* Post t (copied) to pe: as cxlfi_send after the address is resolved.
+ * From progress (in_progress) it never progresses itself. */
+ssize_t cxlfi_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		   const struct cxlfi_tx *t, bool in_progress);
+/* Resolve dest to a connected peer. */
+int cxlfi_peer_for(struct cxlfi_ep *ep, fi_addr_t dest,
+		   struct cxlfi_peer **out);
+/* A channel back to a peer that has sent to us (for read answers). */
+int cxlfi_connect_back(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+
+/* fi_inject*() never report a completion; FI_INJECT given to fi_sendmsg
+ * only allows reusing the buffer at once, and completes as usual. */
+#define CXLFI_INJECT_OP (1ull << 63)
+/* ops.c: the flags a transmit operation runs with (FI_COMPLETION set when
+ * it reports; INJECT_OP-marked operations never do). */
+uint64_t cxlfi_tx_flags(struct cxlfi_ep *ep, uint64_t flags);
+
+/* rma.c: FI_RMA executed by the target's progress */
+extern struct fi_ops_rma cxlfi_rma_ops;
+/* An arriving write: the target buffer as a receive (NULL: *err set). */
+struct cxlfi_rx *cxlfi_rma_write_target(struct cxlfi_ep *ep, uint64_t key,
+					uint64_t addr, size_t len, int *err);
+/* An arriving read request: answer it. */
+void cxlfi_rma_read_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			    const uint8_t *m, size_t n);
+/* An arriving read answer: the origin buffer as a receive, or NULL. */
+struct cxlfi_rx *cxlfi_rma_read_answer(struct cxlfi_ep *ep,
+				       struct cxlfi_peer *pe, uint64_t rid,
+				       size_t len, int err);
+/* Completion of an RMA target or origin receive (kind != CXLFI_RX_MSG). */
+void cxlfi_rma_complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r,
+			   size_t total, uint64_t data, bool has_data);
+/* An RMA receive that will not finish (its sender died, or broke). */
+void cxlfi_rma_fail_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, int err);
+/* Fail the reads waiting for a dead peer (all, if pe is NULL: close). */
+void cxlfi_rma_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+/* The region registered under key covering [addr, addr+len), or NULL. */
+void *cxlfi_mr_target(struct cxlfi_domain *d, uint64_t key, uint64_t addr,
+		      size_t len, uint64_t access, int *err);
 
 /* heartbeat.c */
 int cxlfi_heartbeat_add(struct cxlfi_ep *ep);

@@ -23,13 +23,16 @@ static int ep_close(struct fid *fid)
 		cxlfi_cq_detach_ep(ep->rx_cq, ep);
 		ep->rx_cq->refs--;
 	}
-	if (ep->tx_cntr) {
-		cxlfi_cntr_detach_ep(ep->tx_cntr, ep);
-		ep->tx_cntr->refs--;
-	}
-	if (ep->rx_cntr) {
-		cxlfi_cntr_detach_ep(ep->rx_cntr, ep);
-		ep->rx_cntr->refs--;
+	{
+		struct cxlfi_cntr **cs[] = { &ep->tx_cntr,  &ep->rx_cntr,
+					     &ep->rd_cntr,  &ep->wr_cntr,
+					     &ep->rrd_cntr, &ep->rwr_cntr };
+
+		for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++)
+			if (*cs[i]) {
+				cxlfi_cntr_detach_ep(*cs[i], ep);
+				(*cs[i])->refs--;
+			}
 	}
 	d->refs--;
 	pthread_mutex_unlock(&d->lock);
@@ -82,15 +85,25 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			rc = -FI_EINVAL;
 			break;
 		}
-		if (flags & FI_SEND) {
-			ep->tx_cntr = c;
-			c->refs++;
-		}
-		if (flags & FI_RECV) {
-			ep->rx_cntr = c;
-			c->refs++;
-		}
-		if (flags & (FI_SEND | FI_RECV))
+		const struct {
+			uint64_t flag;
+			struct cxlfi_cntr **slot;
+		} b[] = {
+			{ FI_SEND, &ep->tx_cntr },
+			{ FI_RECV, &ep->rx_cntr },
+			{ FI_READ, &ep->rd_cntr },
+			{ FI_WRITE, &ep->wr_cntr },
+			{ FI_REMOTE_READ, &ep->rrd_cntr },
+			{ FI_REMOTE_WRITE, &ep->rwr_cntr },
+		};
+
+		for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
+			if ((flags & b[i].flag) && !*b[i].slot) {
+				*b[i].slot = c;
+				c->refs++;
+			}
+		/* reading the counter progresses the endpoint (once) */
+		if (flags)
 			rc = cxlfi_cntr_attach_ep(c, ep);
 		break;
 	}
@@ -331,7 +344,7 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->fid.cm = &ep_cm_ops;
 	ep->fid.msg = &cxlfi_msg_ops;
 	ep->fid.tagged = &cxlfi_tagged_ops;
-	ep->fid.rma = &cxlfi_no_rma_ops;
+	ep->fid.rma = &cxlfi_rma_ops;
 	ep->fid.atomic = &cxlfi_no_atomic_ops;
 	pthread_mutex_lock(&d->lock);
 	d->refs++;

@@ -137,6 +137,15 @@ int cxlfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	d->fabric = f;
 	d->pool = f->pool;
 	d->mr_key_next = 1;
+	{
+		int mode = info && info->domain_attr
+				   ? info->domain_attr->mr_mode
+				   : 0;
+
+		/* FI_MR_BASIC (old API) means both */
+		d->mr_virt = mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC);
+		d->mr_prov_key = mode & (FI_MR_PROV_KEY | FI_MR_BASIC);
+	}
 	d->fid.fid.fclass = FI_CLASS_DOMAIN;
 	d->fid.fid.context = context;
 	d->fid.fid.ops = &domain_fi_ops;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Memory registration. Messaging needs none (data is copied through the
- * pool), so a registration only records the region and hands out a
- * provider key; FI_MR_LOCAL users get a valid descriptor. RMA on
- * registered memory comes with the rendezvous protocol (issue 3/5).
+ * pool). For RMA (rma.c) a registration records the region under its key
+ * in the domain: a write or read arriving from a peer names the key and
+ * an address (virtual with FI_MR_VIRT_ADDR, else an offset into the
+ * region), and cxlfi_mr_target checks both before any byte is touched.
+ * Keys are ours with FI_MR_PROV_KEY, else the requested ones (unique).
  */
 #include <stdlib.h>
 
@@ -11,8 +13,51 @@
 
 static int mr_close(struct fid *fid)
 {
-	free(fid);
+	struct cxlfi_mr *m = (struct cxlfi_mr *)fid;
+	struct cxlfi_domain *d = m->dom;
+	struct cxlfi_mr **pp;
+
+	pthread_mutex_lock(&d->lock);
+	for (pp = &d->mrs; *pp && *pp != m; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = m->next;
+	pthread_mutex_unlock(&d->lock);
+	free(m);
 	return 0;
+}
+
+static struct cxlfi_mr *mr_find(struct cxlfi_domain *d, uint64_t key)
+{
+	for (struct cxlfi_mr *m = d->mrs; m; m = m->next)
+		if (m->fid.key == key)
+			return m;
+	return NULL;
+}
+
+void *cxlfi_mr_target(struct cxlfi_domain *d, uint64_t key, uint64_t addr,
+		      size_t len, uint64_t access, int *err)
+{
+	struct cxlfi_mr *m = mr_find(d, key);
+	uint64_t off;
+
+	if (!m) {
+		*err = FI_EKEYREJECTED;
+		return NULL;
+	}
+	if ((m->access & access) != access) {
+		*err = FI_EACCES;
+		return NULL;
+	}
+	off = d->mr_virt ? addr - (uint64_t)(uintptr_t)m->buf : addr;
+	/* the whole range inside the region, without overflow */
+	if ((d->mr_virt && addr < (uint64_t)(uintptr_t)m->buf) ||
+	    off > m->len || len > m->len - off) {
+		*err = FI_EINVAL;
+		return NULL;
+	}
+	*err = 0;
+	return (uint8_t *)m->buf + off;
 }
 
 /* FI_MR_ENDPOINT: a region is bound to an endpoint and enabled before
@@ -49,7 +94,6 @@ int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	struct cxlfi_mr *m;
 
 	(void)offset;
-	(void)requested_key;
 	if (fid->fclass != FI_CLASS_DOMAIN || flags)
 		return -FI_EINVAL;
 	m = calloc(1, sizeof(*m));
@@ -64,7 +108,17 @@ int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	m->fid.fid.ops = &mr_fi_ops;
 	m->fid.mem_desc = m;
 	pthread_mutex_lock(&d->lock);
-	m->fid.key = d->mr_key_next++;
+	if (d->mr_prov_key) {
+		m->fid.key = d->mr_key_next++;
+	} else if (mr_find(d, requested_key)) {
+		pthread_mutex_unlock(&d->lock);
+		free(m);
+		return -FI_ENOKEY;
+	} else {
+		m->fid.key = requested_key;
+	}
+	m->next = d->mrs;
+	d->mrs = m;
 	pthread_mutex_unlock(&d->lock);
 	*mr = &m->fid;
 	return 0;

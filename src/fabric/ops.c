@@ -8,11 +8,9 @@
 
 #define CXLFI_INTERNAL_COMP FI_COMPLETION /* "write a CQ entry" */
 
-/* fi_inject*() never report a completion; FI_INJECT given to fi_sendmsg
- * only allows reusing the buffer at once, and completes as usual. */
-#define INJECT_OP (1ull << 63)
+#define INJECT_OP CXLFI_INJECT_OP
 
-static uint64_t tx_flags(struct cxlfi_ep *ep, uint64_t flags)
+uint64_t cxlfi_tx_flags(struct cxlfi_ep *ep, uint64_t flags)
 {
 	bool sel = ep->tx_cq_flags & FI_SELECTIVE_COMPLETION;
 
@@ -43,7 +41,7 @@ static ssize_t do_send(struct fid_ep *fep, const void *buf, size_t len,
 		rc = -FI_EOPBADSTATE;
 	else
 		rc = cxlfi_send(ep, buf, len, dest, tag, data,
-				tx_flags(ep, flags), ctx);
+				cxlfi_tx_flags(ep, flags), ctx);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return rc;
 }

@@ -33,6 +33,11 @@
 #define OP_MASK 0xffu
 #define OPF_TAGGED (1u << 8)
 #define OPF_DATA (1u << 9)
+#define OPF_WRITE (1u << 10)   /* RMA write: [key][addr] lead the header */
+#define OPF_READREQ (1u << 11) /* RMA read request (rma.c) */
+#define OPF_READRSP                                      \
+	(1u << 12) /* its answer: tag = request id; with \
+		    * OPF_DATA, data = the target's error */
 
 #define EP_HDR_LINES 1u
 #define TXQ_MAX 1024u	 /* queued sends per peer before -FI_EAGAIN */
@@ -157,6 +162,7 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 		cxlfi_heartbeat_remove(ep);
 
 	cxlfi_xa_destroy(ep); /* before the peers its tokens name */
+	cxlfi_rma_peer_dead(ep, NULL);
 	for (size_t j = 0; ep->peers && j < cxlfi_params.max_eps; j++) {
 		struct cxlfi_peer *pe = ep->peers[j];
 
@@ -209,7 +215,7 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 	memset(&ep->self, 0, sizeof(ep->self));
 }
 
-static struct cxlfi_peer *get_peer(struct cxlfi_ep *ep, uint32_t idx)
+struct cxlfi_peer *cxlfi_get_peer(struct cxlfi_ep *ep, uint32_t idx)
 {
 	struct cxlfi_peer *pe;
 
@@ -310,7 +316,9 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
  * receive, or drop the incomplete unexpected message. */
 static void drop_partial(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int err)
 {
-	if (pe->rx_cur) {
+	if (pe->rx_cur && pe->rx_cur->kind != CXLFI_RX_MSG) {
+		cxlfi_rma_fail_rx(ep, pe->rx_cur, err);
+	} else if (pe->rx_cur) {
 		struct cxlfi_rx *r = pe->rx_cur;
 
 		if (ep->rx_cq)
@@ -400,7 +408,7 @@ static void scan_inbox(struct cxlfi_ep *ep)
 		stamp = __atomic_load_n(&line[IB_STAMP], __ATOMIC_ACQUIRE);
 		if (!stamp || (pe && pe->rx_seen == stamp))
 			continue;
-		if (!(pe = get_peer(ep, j)))
+		if (!(pe = cxlfi_get_peer(ep, j)))
 			return;
 		pe->rx_seen = stamp;
 		if (pe->rx) { /* a new incarnation of that sender */
@@ -440,8 +448,15 @@ static void scan_inbox(struct cxlfi_ep *ep)
 
 static uint32_t tx_op(const struct cxlfi_tx *t)
 {
+	static const uint32_t kind_op[] = {
+		[CXLFI_TX_MSG] = 0,
+		[CXLFI_TX_WRITE] = OPF_WRITE,
+		[CXLFI_TX_READREQ] = OPF_READREQ,
+		[CXLFI_TX_READRSP] = OPF_READRSP,
+	};
+
 	return (t->flags & FI_TAGGED ? OPF_TAGGED : 0) |
-	       (t->flags & FI_REMOTE_CQ_DATA ? OPF_DATA : 0);
+	       (t->flags & FI_REMOTE_CQ_DATA ? OPF_DATA : 0) | kind_op[t->kind];
 }
 
 static size_t put_hdr(uint8_t *p, const struct cxlfi_tx *t)
@@ -450,6 +465,10 @@ static size_t put_hdr(uint8_t *p, const struct cxlfi_tx *t)
 
 	memcpy(p, &t->tag, 8);
 	n += 8;
+	if (t->kind == CXLFI_TX_WRITE) {
+		memcpy(p + n, &t->rma_addr, 8);
+		n += 8;
+	}
 	if (t->flags & FI_REMOTE_CQ_DATA) {
 		memcpy(p + n, &t->data, 8);
 		n += 8;
@@ -534,6 +553,25 @@ static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 {
 	uint64_t f = FI_SEND | (t->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
 
+	if (t->kind == CXLFI_TX_READREQ) /* the read reports, not this */
+		return;
+	if (t->kind == CXLFI_TX_READRSP) {
+		if (!err && !t->rma_err)
+			cxlfi_cntr_inc(ep->rrd_cntr, false);
+		return;
+	}
+	if (t->kind == CXLFI_TX_WRITE) {
+		if (err && ep->tx_cq)
+			cxlfi_cq_push_err(ep->tx_cq, t->context,
+					  FI_RMA | FI_WRITE, 0, NULL, 0, 0, 0,
+					  err);
+		else if (t->flags & FI_COMPLETION)
+			cxlfi_cq_push(ep->tx_cq, t->context, FI_RMA | FI_WRITE,
+				      0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
+		cxlfi_cntr_inc(ep->wr_cntr, err != 0);
+		return;
+	}
+
 	if (!err) {
 		cxlfi_stats.sent++;
 		cxlfi_stats.bytes += t->len;
@@ -586,25 +624,49 @@ static void push_pending(struct cxlfi_ep *ep)
 	}
 }
 
-ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
-		   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
-		   void *context)
+int cxlfi_peer_for(struct cxlfi_ep *ep, fi_addr_t dest, struct cxlfi_peer **out)
 {
 	const struct cxlfi_av_entry *e = cxlfi_av_get(ep->av, dest);
-	struct cxlfi_tx t = { 0 }, *q;
 	struct cxlfi_peer *pe;
 	int rc;
 
 	if (!e)
 		return -FI_EINVAL;
-	if (len > CXLFI_MAX_MSG ||
-	    ((flags & FI_INJECT) && len > ep->cell_payload - 16))
-		return -FI_EMSGSIZE;
-	if (!(pe = get_peer(ep, e->addr.index)))
+	if (!(pe = cxlfi_get_peer(ep, e->addr.index)))
 		return -FI_ENOMEM;
 	if (pe->dead)
 		return -FI_EHOSTUNREACH;
 	if (!pe->tx && (rc = connect_peer(ep, pe, &e->addr)))
+		return rc;
+	*out = pe;
+	return 0;
+}
+
+int cxlfi_connect_back(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	/* the peer's object is open (watch_sender), so only the index is
+	 * used: its generation was checked when its channel was attached */
+	struct cxlfi_addr a = { .index = pe->index };
+
+	if (pe->dead)
+		return -FI_EHOSTUNREACH;
+	if (!pe->epobj.pool)
+		return -FI_EHOSTUNREACH;
+	return pe->tx ? 0 : connect_peer(ep, pe, &a);
+}
+
+ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
+		   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
+		   void *context)
+{
+	struct cxlfi_tx t = { 0 };
+	struct cxlfi_peer *pe;
+	int rc;
+
+	if (len > CXLFI_MAX_MSG ||
+	    ((flags & FI_INJECT) && len > ep->cell_payload - 16))
+		return -FI_EMSGSIZE;
+	if ((rc = cxlfi_peer_for(ep, dest, &pe)))
 		return rc;
 	t.buf = buf;
 	t.len = len;
@@ -612,73 +674,75 @@ ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
 	t.data = data;
 	t.flags = flags;
 	t.context = context;
-	t.wait_tok = -1;
-	t.ptr_ok = len >= cxlfi_params.bulk_min && !(flags & FI_INJECT) &&
-		   cxlfi_ptr_usable(ep, buf, len);
-	if (t.ptr_ok || (flags & FI_DELIVERY_COMPLETE)) {
-		/* completes later, when a token returns: needs a heap copy */
-		if (!(q = calloc(1, sizeof(*q))))
-			return -FI_ENOMEM;
-		*q = t;
-		if (flags & FI_INJECT) {
-			q->copy = malloc(len ? len : 1);
-			if (!q->copy) {
-				free(q);
-				return -FI_ENOMEM;
-			}
-			if (len)
-				memcpy(q->copy, buf, len);
-			q->buf = q->copy;
-		}
-		if (!pe->txq) {
-			rc = push(ep, pe, q);
-			if (rc < 0) {
-				free(q->copy);
-				free(q);
-				return rc;
-			}
-			if (rc == 1) /* waits for its token */
-				return 0;
-		} else if (pe->ntx >= TXQ_MAX) {
-			cxlfi_progress(ep);
-			if (pe->ntx >= TXQ_MAX) {
-				free(q->copy);
-				free(q);
-				return -FI_EAGAIN;
-			}
-		}
-		goto enqueue;
-	}
-	if (!pe->txq) {
-		rc = push(ep, pe, &t);
-		if (rc < 0)
-			return rc;
-		if (rc == 1) {
-			complete_tx(ep, &t, 0);
-			return 0;
-		}
-	} else if (pe->ntx >= TXQ_MAX) {
-		cxlfi_progress(ep);
-		if (pe->ntx >= TXQ_MAX)
-			return -FI_EAGAIN;
-	}
-	/* Queue behind earlier sends to this peer (order). An inject's data
-	 * is the caller's only until we return: copy it. */
-	q = malloc(sizeof(*q));
+	return cxlfi_post(ep, pe, &t, false);
+}
+
+/* A heap copy of t, with the data of an inject (the caller's only until
+ * we return). */
+static struct cxlfi_tx *tx_copy(const struct cxlfi_tx *t)
+{
+	struct cxlfi_tx *q = malloc(sizeof(*q));
+
 	if (!q)
-		return -FI_ENOMEM;
-	*q = t;
-	if (flags & FI_INJECT) {
-		q->copy = malloc(len ? len : 1);
+		return NULL;
+	*q = *t;
+	q->next = NULL;
+	q->copy = NULL;
+	if (t->flags & FI_INJECT) {
+		q->copy = malloc(t->len ? t->len : 1);
 		if (!q->copy) {
 			free(q);
-			return -FI_ENOMEM;
+			return NULL;
 		}
-		if (len) /* a 0-byte inject may have a NULL buffer */
-			memcpy(q->copy, buf, len);
+		if (t->len) /* a 0-byte inject may have a NULL buffer */
+			memcpy(q->copy, t->buf, t->len);
 		q->buf = q->copy;
 	}
-enqueue:
+	return q;
+}
+
+ssize_t cxlfi_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		   const struct cxlfi_tx *tmpl, bool in_progress)
+{
+	struct cxlfi_tx t = *tmpl, *q = NULL;
+	int rc;
+
+	t.wait_tok = -1;
+	t.ptr_ok = t.len >= cxlfi_params.bulk_min && !(t.flags & FI_INJECT) &&
+		   cxlfi_ptr_usable(ep, t.buf, t.len);
+	/* Sends that complete later, when a token returns, live on the heap
+	 * from the start; the others only if they have to wait. */
+	if ((t.ptr_ok || (t.flags & FI_DELIVERY_COMPLETE)) &&
+	    !(q = tx_copy(&t)))
+		return -FI_ENOMEM;
+	if (!pe->txq) {
+		rc = push(ep, pe, q ? q : &t);
+		if (rc < 0) {
+			if (q) {
+				free(q->copy);
+				free(q);
+			}
+			return rc;
+		}
+		if (rc == 1) {
+			if (!q)
+				complete_tx(ep, &t, 0);
+			/* else: q completes when its token returns */
+			return 0;
+		}
+	} else if (pe->ntx >= TXQ_MAX && !in_progress) {
+		cxlfi_progress(ep);
+		if (pe->ntx >= TXQ_MAX) {
+			if (q) {
+				free(q->copy);
+				free(q);
+			}
+			return -FI_EAGAIN;
+		}
+	}
+	/* Queue behind earlier sends to this peer (order). */
+	if (!q && !(q = tx_copy(&t)))
+		return -FI_ENOMEM;
 	if (pe->txq_tail)
 		pe->txq_tail->next = q;
 	else
@@ -797,6 +861,13 @@ static void complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, size_t total,
 		     (has_data ? FI_REMOTE_CQ_DATA : 0);
 	struct cxlfi_rx *m = r->parent;
 
+	if (r->kind != CXLFI_RX_MSG) {
+		(void)tag;
+		(void)src;
+		cxlfi_rma_complete_rx(ep, r, total, data, has_data);
+		return;
+	}
+
 	cxlfi_stats.recv++;
 	/* the last slice of a released multi-receive buffer reports it */
 	if (m && --m->inflight == 0 && m->released) {
@@ -853,8 +924,9 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 		      const uint8_t *m, size_t n)
 {
 	bool tagged = op & OPF_TAGGED, has_data = op & OPF_DATA;
-	size_t h = 8 + (has_data ? 8 : 0), total;
-	uint64_t tag, data = 0;
+	bool write = op & OPF_WRITE;
+	size_t h = 8 + (write ? 8 : 0) + (has_data ? 8 : 0), total;
+	uint64_t tag, data = 0, addr = 0;
 	struct cxlfi_rx *r;
 	struct cxlfi_unexp *u;
 
@@ -863,8 +935,10 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 	if (n < h)
 		goto bad;
 	memcpy(&tag, m, 8);
+	if (write)
+		memcpy(&addr, m + 8, 8);
 	if (has_data)
-		memcpy(&data, m + 8, 8);
+		memcpy(&data, m + 8 + (write ? 8 : 0), 8);
 	if ((op & OP_MASK) == OP_FIRST) {
 		uint64_t t64;
 
@@ -877,9 +951,38 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 	}
 	m += h;
 	n -= h;
-	if (!tagged)
+	if (op & OPF_READREQ) {
+		if ((op & OP_MASK) == OP_EAGER)
+			cxlfi_rma_read_request(ep, pe, m, n);
+		else
+			goto bad;
+		return 0;
+	}
+	if (write || (op & OPF_READRSP)) {
+		/* RMA: the target buffer is known, nothing to match. A write
+		 * the target refuses goes to a sink, and its error travels
+		 * back with the write's acknowledgement. */
+		int err = 0;
+
+		if (write)
+			r = cxlfi_rma_write_target(ep, tag, addr, total, &err);
+		else
+			r = cxlfi_rma_read_answer(ep, pe, tag, total,
+						  has_data ? (int)data : 0);
+		if (write && err)
+			pe->ack_err = err;
+		if (!r && !(r = calloc(1, sizeof(*r))))
+			return -FI_ENOMEM;
+		if (!r->kind)
+			r->kind = CXLFI_RX_SINK;
+		has_data = write && has_data;
+		tagged = false;
 		tag = 0;
-	r = take_posted(ep, tagged, pe->index, tag, total);
+	} else {
+		if (!tagged)
+			tag = 0;
+		r = take_posted(ep, tagged, pe->index, tag, total);
+	}
 	if (r) {
 		copy_into(r, 0, m, n);
 		if (total == n) {
@@ -1088,6 +1191,8 @@ void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	pe->txq_tail = NULL;
 	/* sends waiting for tokens it holds, and its data slots */
 	cxlfi_xa_peer_dead(ep, pe, tx_done);
+	/* reads it will never answer */
+	cxlfi_rma_peer_dead(ep, pe);
 	/* a message from it that will never be finished */
 	drop_partial(ep, pe, FI_EHOSTUNREACH);
 	/* receives that can only be matched by it */

@@ -226,9 +226,10 @@ static void read_params(void)
 
 /* ---- fi_getinfo -------------------------------------------------------- */
 
-#define CXLFI_CAPS                                                   \
-	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | \
-	 FI_SOURCE | FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define CXLFI_CAPS                                                             \
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |           \
+	 FI_SOURCE | FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RMA | \
+	 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define CXLFI_MR_MODES                                                      \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | \
 	 FI_MR_ENDPOINT)
@@ -253,7 +254,7 @@ static int hints_ok(const struct fi_info *h)
 		why = "only FI_EP_RDM endpoints are offered";
 	else if (h->caps & ~CXLFI_CAPS)
 		why = "capabilities asked for include unsupported ones "
-		      "(FI_RMA and FI_ATOMIC come later)";
+		      "(FI_ATOMIC, FI_RMA_EVENT, FI_TRIGGER, ...)";
 	else if (h->fabric_attr && h->fabric_attr->name &&
 		 strcmp(h->fabric_attr->name, CXLFI_NAME))
 		why = "another fabric name was asked for";
@@ -319,7 +320,7 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->tx_attr->inject_size = inject_size();
 	fi->tx_attr->size = cxlfi_params.ncells;
 	fi->tx_attr->iov_limit = 1;
-	fi->tx_attr->rma_iov_limit = 0;
+	fi->tx_attr->rma_iov_limit = 1;
 
 	fi->rx_attr->caps = fi->caps;
 	fi->rx_attr->op_flags =

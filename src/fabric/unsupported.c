@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RMA and atomic op tables for endpoints until those capabilities are
- * offered: every entry answers -FI_ENOSYS, so no op pointer an
- * application can reach is NULL.
+ * The atomic op table for endpoints until FI_ATOMIC is offered (issue 5):
+ * every entry answers -FI_ENOSYS, so no op pointer an application can
+ * reach is NULL.
  */
 #include <rdma/fi_atomic.h>
 
@@ -10,72 +10,6 @@
 
 /* Stubs ignore their arguments by definition. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-
-static ssize_t r_read(struct fid_ep *ep, void *buf, size_t len, void *desc,
-		      fi_addr_t src, uint64_t addr, uint64_t key, void *ctx)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t r_readv(struct fid_ep *ep, const struct iovec *iov, void **desc,
-		       size_t count, fi_addr_t src, uint64_t addr, uint64_t key,
-		       void *ctx)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t r_msg(struct fid_ep *ep, const struct fi_msg_rma *msg,
-		     uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t r_write(struct fid_ep *ep, const void *buf, size_t len,
-		       void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,
-		       void *ctx)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t r_writev(struct fid_ep *ep, const struct iovec *iov, void **desc,
-			size_t count, fi_addr_t dest, uint64_t addr,
-			uint64_t key, void *ctx)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t r_inject(struct fid_ep *ep, const void *buf, size_t len,
-			fi_addr_t dest, uint64_t addr, uint64_t key)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t r_writedata(struct fid_ep *ep, const void *buf, size_t len,
-			   void *desc, uint64_t data, fi_addr_t dest,
-			   uint64_t addr, uint64_t key, void *ctx)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t r_injectdata(struct fid_ep *ep, const void *buf, size_t len,
-			    uint64_t data, fi_addr_t dest, uint64_t addr,
-			    uint64_t key)
-{
-	return -FI_ENOSYS;
-}
-
-struct fi_ops_rma cxlfi_no_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = r_read,
-	.readv = r_readv,
-	.readmsg = r_msg,
-	.write = r_write,
-	.writev = r_writev,
-	.writemsg = r_msg,
-	.inject = r_inject,
-	.writedata = r_writedata,
-	.injectdata = r_injectdata,
-};
 
 static ssize_t a_write(struct fid_ep *ep, const void *buf, size_t count,
 		       void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,

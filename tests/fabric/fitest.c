@@ -15,7 +15,8 @@ void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
 
 	f->rank = rank;
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE;
+	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE |
+		      fi_extra_caps;
 	hints->fabric_attr->prov_name = strdup("cxl");
 	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f->info));
 	fi_freeinfo(hints);
@@ -66,6 +67,7 @@ void fi_teardown(struct fi *f)
 }
 
 const char *fi_phase = "setup";
+uint64_t fi_extra_caps;
 
 int fi_wait_cq(struct fi *f, struct fi_cq_tagged_entry *e,
 	       struct fi_cq_err_entry *err, fi_addr_t *src, int timeout_s)

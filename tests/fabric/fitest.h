@@ -10,6 +10,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "testutil.h"
@@ -38,6 +39,8 @@ struct fi {
 
 /* Phase name printed when a wait times out. */
 extern const char *fi_phase;
+/* Capabilities fi_setup asks for besides messaging (e.g. FI_RMA). */
+extern uint64_t fi_extra_caps;
 
 void fi_setup(struct fi *f, int rank, int to_peer, int from_peer);
 void fi_teardown(struct fi *f);

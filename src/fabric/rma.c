@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * FI_RMA on registered memory (docs/fabric.md, "RMA").
+ *
+ * The target's memory is ordinary process memory, which the origin cannot
+ * reach, so RMA travels through the channel like a message and the
+ * target's progress executes it:
+ *
+ *   fi_write   a message with OPF_WRITE whose header carries the key and
+ *              the target address. The target checks both against its
+ *              registrations (cxlfi_mr_target) and receives the data
+ *              straight into the region, by the eager, chunked, bulk or
+ *              pointer-passing path of its size. The write completes at
+ *              the origin only when the target has applied it (an OP_ACK
+ *              token, as FI_DELIVERY_COMPLETE); a refused write returns
+ *              the token with the error, which completes the write in
+ *              error at the origin.
+ *   fi_read    a small OPF_READREQ message {key, addr, len, request id};
+ *              the target answers with an OPF_READRSP message carrying
+ *              the data (or, with OPF_DATA, its error), which the origin
+ *              receives straight into the read's buffer. If the region
+ *              lies in the pool and is large, the answer passes a pointer
+ *              and the origin copies the target's memory directly.
+ *
+ * Ordering per peer is the channel's: RMA and messages to one peer are
+ * executed in the order they were posted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlfi.h"
+
+struct read_req {
+	uint64_t key, addr, len, rid;
+};
+
+/* ---- target ------------------------------------------------------------ */
+
+struct cxlfi_rx *cxlfi_rma_write_target(struct cxlfi_ep *ep, uint64_t key,
+					uint64_t addr, size_t len, int *err)
+{
+	void *p =
+		cxlfi_mr_target(ep->dom, key, addr, len, FI_REMOTE_WRITE, err);
+	struct cxlfi_rx *r;
+
+	if (!p) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "RMA write refused: key %#llx, address %#llx, %zu "
+			   "bytes: %s\n",
+			   (unsigned long long)key, (unsigned long long)addr,
+			   len, fi_strerror(*err));
+		return NULL;
+	}
+	if (!(r = calloc(1, sizeof(*r)))) {
+		*err = FI_ENOMEM;
+		return NULL;
+	}
+	r->buf = p;
+	r->len = len;
+	r->kind = CXLFI_RX_WRITE;
+	return r;
+}
+
+void cxlfi_rma_read_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			    const uint8_t *m, size_t n)
+{
+	struct cxlfi_tx t = { 0 };
+	struct read_req q;
+	int err = 0;
+	void *p;
+
+	if (n != sizeof(q)) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "malformed RMA read request from endpoint %u "
+			   "dropped\n",
+			   pe->index);
+		return;
+	}
+	memcpy(&q, m, sizeof(q));
+	p = q.len > CXLFI_MAX_MSG
+		    ? NULL
+		    : cxlfi_mr_target(ep->dom, q.key, q.addr, (size_t)q.len,
+				      FI_REMOTE_READ, &err);
+	if (!p && !err)
+		err = FI_EINVAL;
+	if (err)
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "RMA read refused: key %#llx, address %#llx, %llu "
+			   "bytes: %s\n",
+			   (unsigned long long)q.key,
+			   (unsigned long long)q.addr,
+			   (unsigned long long)q.len, fi_strerror(err));
+	if (cxlfi_connect_back(ep, pe)) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "cannot answer an RMA read of endpoint %u: no "
+			   "channel back to it\n",
+			   pe->index);
+		return;
+	}
+	t.kind = CXLFI_TX_READRSP;
+	t.tag = q.rid;
+	t.buf = p;
+	t.len = err ? 0 : (size_t)q.len;
+	if (err) {
+		t.flags = FI_REMOTE_CQ_DATA;
+		t.data = (uint64_t)err;
+		t.rma_err = err;
+	}
+	/* from progress: queued if the channel is full, never recursing */
+	if (cxlfi_post(ep, pe, &t, true))
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "cannot answer an RMA read of endpoint %u\n",
+			   pe->index);
+}
+
+/* ---- origin ------------------------------------------------------------ */
+
+struct cxlfi_rx *cxlfi_rma_read_answer(struct cxlfi_ep *ep,
+				       struct cxlfi_peer *pe, uint64_t rid,
+				       size_t len, int err)
+{
+	struct cxlfi_rdreq **pp, *q;
+	struct cxlfi_rx *r;
+
+	for (pp = &ep->reads; *pp; pp = &(*pp)->next)
+		if ((*pp)->rid == rid && (*pp)->peer == pe->index)
+			break;
+	if (!(q = *pp)) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "answer to an unknown RMA read %llu from endpoint "
+			   "%u dropped\n",
+			   (unsigned long long)rid, pe->index);
+		return NULL;
+	}
+	*pp = q->next;
+	if (!err && len != q->len)
+		err = FI_EIO; /* the target answered another length */
+	if (err || !(r = calloc(1, sizeof(*r)))) {
+		if (ep->tx_cq)
+			cxlfi_cq_push_err(ep->tx_cq, q->context,
+					  FI_RMA | FI_READ, 0, q->buf, 0, 0, 0,
+					  err ? err : FI_ENOMEM);
+		cxlfi_cntr_inc(ep->rd_cntr, true);
+		free(q);
+		return NULL;
+	}
+	r->buf = q->buf;
+	r->len = q->len;
+	r->context = q->context;
+	r->flags = q->flags;
+	r->kind = CXLFI_RX_READRSP;
+	free(q);
+	return r;
+}
+
+void cxlfi_rma_complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r,
+			   size_t total, uint64_t data, bool has_data)
+{
+	if (r->kind == CXLFI_RX_WRITE) {
+		/* remote CQ data of a write is reported at the target */
+		if (has_data && ep->rx_cq)
+			cxlfi_cq_push(ep->rx_cq, NULL,
+				      FI_RMA | FI_REMOTE_WRITE |
+					      FI_REMOTE_CQ_DATA,
+				      total, NULL, data, 0, FI_ADDR_NOTAVAIL);
+		cxlfi_cntr_inc(ep->rwr_cntr, false);
+	} else if (r->kind == CXLFI_RX_READRSP) {
+		if (r->flags & FI_COMPLETION)
+			cxlfi_cq_push(ep->tx_cq, r->context, FI_RMA | FI_READ,
+				      0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
+		cxlfi_cntr_inc(ep->rd_cntr, false);
+	}
+	free(r);
+}
+
+void cxlfi_rma_fail_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, int err)
+{
+	if (r->kind == CXLFI_RX_READRSP) {
+		if (ep->tx_cq)
+			cxlfi_cq_push_err(ep->tx_cq, r->context,
+					  FI_RMA | FI_READ, 0, r->buf, 0, 0, 0,
+					  err);
+		cxlfi_cntr_inc(ep->rd_cntr, true);
+	}
+	free(r);
+}
+
+void cxlfi_rma_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	struct cxlfi_rdreq **pp = &ep->reads;
+
+	while (*pp) {
+		struct cxlfi_rdreq *q = *pp;
+
+		if (pe && q->peer != pe->index) {
+			pp = &q->next;
+			continue;
+		}
+		*pp = q->next;
+		if (pe) { /* closing: no reports */
+			if (ep->tx_cq)
+				cxlfi_cq_push_err(ep->tx_cq, q->context,
+						  FI_RMA | FI_READ, 0, q->buf,
+						  0, 0, 0, FI_EHOSTUNREACH);
+			cxlfi_cntr_inc(ep->rd_cntr, true);
+		}
+		free(q);
+	}
+}
+
+static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
+			uint64_t data, fi_addr_t dest, uint64_t addr,
+			uint64_t key, uint64_t flags, void *ctx)
+{
+	struct cxlfi_ep *ep = (struct cxlfi_ep *)fep;
+	struct cxlfi_tx t = { 0 };
+	struct cxlfi_peer *pe;
+	ssize_t rc;
+
+	if (len > CXLFI_MAX_MSG)
+		return -FI_EMSGSIZE;
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->enabled) {
+		rc = -FI_EOPBADSTATE;
+		goto out;
+	}
+	if ((rc = cxlfi_peer_for(ep, dest, &pe)))
+		goto out;
+	flags = cxlfi_tx_flags(ep, flags);
+	t.kind = CXLFI_TX_WRITE;
+	t.buf = buf;
+	t.len = len;
+	t.tag = key;
+	t.rma_addr = addr;
+	t.data = data;
+	t.context = ctx;
+	/* complete only once applied at the target (see above) */
+	t.flags = (flags & (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA)) |
+		  FI_DELIVERY_COMPLETE;
+	rc = cxlfi_post(ep, pe, &t, false);
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+static ssize_t do_read(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
+		       uint64_t addr, uint64_t key, uint64_t flags, void *ctx)
+{
+	struct cxlfi_ep *ep = (struct cxlfi_ep *)fep;
+	struct cxlfi_tx t = { 0 };
+	struct cxlfi_rdreq *q;
+	struct cxlfi_peer *pe;
+	struct read_req req;
+	ssize_t rc;
+
+	if (len > CXLFI_MAX_MSG)
+		return -FI_EMSGSIZE;
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->enabled) {
+		rc = -FI_EOPBADSTATE;
+		goto out;
+	}
+	if ((rc = cxlfi_peer_for(ep, src, &pe)))
+		goto out;
+	flags = cxlfi_tx_flags(ep, flags);
+	if (!(q = calloc(1, sizeof(*q)))) {
+		rc = -FI_ENOMEM;
+		goto out;
+	}
+	q->rid = ++ep->rid_next;
+	q->peer = pe->index;
+	q->buf = buf;
+	q->len = len;
+	q->flags = flags;
+	q->context = ctx;
+	req = (struct read_req){ key, addr, len, q->rid };
+	t.kind = CXLFI_TX_READREQ;
+	t.buf = (const uint8_t *)&req;
+	t.len = sizeof(req);
+	t.flags = FI_INJECT; /* req is on our stack */
+	rc = cxlfi_post(ep, pe, &t, false);
+	if (rc) {
+		free(q);
+		goto out;
+	}
+	q->next = ep->reads;
+	ep->reads = q;
+out:
+	pthread_mutex_unlock(&ep->dom->lock);
+	return rc;
+}
+
+/* ---- fi_ops_rma ---------------------------------------------------------- */
+
+#define TXF(fep) (((struct cxlfi_ep *)(fep))->tx_op_flags)
+
+static ssize_t r_read(struct fid_ep *ep, void *buf, size_t len, void *desc,
+		      fi_addr_t src, uint64_t addr, uint64_t key, void *ctx)
+{
+	(void)desc;
+	return do_read(ep, buf, len, src, addr, key, TXF(ep), ctx);
+}
+
+static ssize_t r_readv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+		       size_t count, fi_addr_t src, uint64_t addr, uint64_t key,
+		       void *ctx)
+{
+	(void)desc;
+	if (count > 1)
+		return -FI_EINVAL;
+	return do_read(ep, count ? iov[0].iov_base : NULL,
+		       count ? iov[0].iov_len : 0, src, addr, key, TXF(ep),
+		       ctx);
+}
+
+static ssize_t r_readmsg(struct fid_ep *ep, const struct fi_msg_rma *m,
+			 uint64_t flags)
+{
+	if (m->iov_count > 1 || m->rma_iov_count != 1)
+		return -FI_EINVAL;
+	return do_read(ep, m->iov_count ? m->msg_iov[0].iov_base : NULL,
+		       m->iov_count ? m->msg_iov[0].iov_len : 0, m->addr,
+		       m->rma_iov[0].addr, m->rma_iov[0].key, flags,
+		       m->context);
+}
+
+static ssize_t r_write(struct fid_ep *ep, const void *buf, size_t len,
+		       void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,
+		       void *ctx)
+{
+	(void)desc;
+	return do_write(ep, buf, len, 0, dest, addr, key, TXF(ep), ctx);
+}
+
+static ssize_t r_writev(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			size_t count, fi_addr_t dest, uint64_t addr,
+			uint64_t key, void *ctx)
+{
+	(void)desc;
+	if (count > 1)
+		return -FI_EINVAL;
+	return do_write(ep, count ? iov[0].iov_base : NULL,
+			count ? iov[0].iov_len : 0, 0, dest, addr, key, TXF(ep),
+			ctx);
+}
+
+static ssize_t r_writemsg(struct fid_ep *ep, const struct fi_msg_rma *m,
+			  uint64_t flags)
+{
+	if (m->iov_count > 1 || m->rma_iov_count != 1)
+		return -FI_EINVAL;
+	return do_write(ep, m->iov_count ? m->msg_iov[0].iov_base : NULL,
+			m->iov_count ? m->msg_iov[0].iov_len : 0, m->data,
+			m->addr, m->rma_iov[0].addr, m->rma_iov[0].key, flags,
+			m->context);
+}
+
+static ssize_t r_inject(struct fid_ep *ep, const void *buf, size_t len,
+			fi_addr_t dest, uint64_t addr, uint64_t key)
+{
+	return do_write(ep, buf, len, 0, dest, addr, key,
+			FI_INJECT | CXLFI_INJECT_OP, NULL);
+}
+
+static ssize_t r_writedata(struct fid_ep *ep, const void *buf, size_t len,
+			   void *desc, uint64_t data, fi_addr_t dest,
+			   uint64_t addr, uint64_t key, void *ctx)
+{
+	(void)desc;
+	return do_write(ep, buf, len, data, dest, addr, key,
+			TXF(ep) | FI_REMOTE_CQ_DATA, ctx);
+}
+
+static ssize_t r_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+			    uint64_t data, fi_addr_t dest, uint64_t addr,
+			    uint64_t key)
+{
+	return do_write(ep, buf, len, data, dest, addr, key,
+			FI_INJECT | CXLFI_INJECT_OP | FI_REMOTE_CQ_DATA, NULL);
+}
+
+struct fi_ops_rma cxlfi_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = r_read,
+	.readv = r_readv,
+	.readmsg = r_readmsg,
+	.write = r_write,
+	.writev = r_writev,
+	.writemsg = r_writemsg,
+	.inject = r_inject,
+	.writedata = r_writedata,
+	.injectdata = r_injectdata,
+};
