@@ -2,9 +2,15 @@
 """Compare MPI transports on this machine, side by side, in one run.
 
 Builds bench/mpi/mpi_bench.c with the project's MPICH, then runs each
-selected test once per transport (one mpiexec invocation each):
+selected test once per transport (one mpiexec invocation each), or
+--repeat times, interleaved, keeping the median of each size:
 
-  cxl        the cxl libfabric provider over an emulated CXL pool
+  cxl           the cxl libfabric provider over an emulated CXL pool, in
+                the software-coherence mode of --cxl-mode (flush: every
+                write is flushed, every read invalidated, as on a pool
+                without hardware coherence)
+  cxl-coherent  the same with CXL_COHERENCE=coherent (a hardware-coherent
+                pool: no flushes or invalidations)
   mpich-shm  MPICH's own intra-node shared memory (ch4 POSIX shm)
   ofi-shm    libfabric's shm provider
   ofi-tcp    libfabric's tcp provider over loopback
@@ -29,6 +35,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -101,6 +108,11 @@ TRANSPORTS = {
             (("FI_PROVIDER", "cxl"), ("MPIR_CVAR_CH4_NETMOD", "ofi"),
              ("MPIR_CVAR_NOLOCAL", "1"), ("FI_CXL_STATS", "1")),
             "o", "tab:red"),
+        TransportSpec(
+            "cxl-coherent", "cxl",
+            (("FI_PROVIDER", "cxl"), ("MPIR_CVAR_CH4_NETMOD", "ofi"),
+             ("MPIR_CVAR_NOLOCAL", "1"), ("FI_CXL_STATS", "1")),
+            "v", "tab:orange"),
         # NOLOCAL unset: ch4 POSIX shm carries the same-host traffic, the
         # tcp netmod only wires up.
         TransportSpec(
@@ -127,8 +139,9 @@ CXL_ARENA_CAPACITY = "8192"
 
 # Ratio columns per test: (numerator, denominator).
 RATIOS = {
-    "latency": (("cxl", "mpich-shm"), ("cxl", "ofi-shm"), ("ofi-tcp", "cxl")),
-    "bw": (("cxl", "mpich-shm"),),
+    "latency": (("cxl", "mpich-shm"), ("cxl", "ofi-shm"), ("ofi-tcp", "cxl"),
+                ("cxl-coherent", "mpich-shm"), ("cxl-coherent", "ofi-shm")),
+    "bw": (("cxl", "mpich-shm"), ("cxl-coherent", "mpich-shm")),
 }
 
 RESULT_RE = re.compile(r"^RESULT\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$", re.M)
@@ -225,6 +238,7 @@ class Config:
     cxl_mode: str
     timeout: float
     cxl_stats_per_size: bool
+    repeat: int = 1
 
 
 # ---- command line ---------------------------------------------------------
@@ -297,7 +311,8 @@ def parse_args(argv: list[str] | None) -> Config:
              "cxl runs; default: %(default)s)")
     p.add_argument(
         "--cxl-mode", choices=CXL_MODES, default="flush",
-        help="CXL_COHERENCE of the cxl runs (default: %(default)s)")
+        help="CXL_COHERENCE of the cxl runs; cxl-coherent always runs "
+             "coherent (default: %(default)s)")
     p.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
         help="time limit of each mpiexec invocation; a run that exceeds it "
@@ -309,8 +324,14 @@ def parse_args(argv: list[str] | None) -> Config:
              "differences (one extra short run per size). Without it they "
              "are averages over the whole run, which the largest messages "
              "dominate")
+    p.add_argument(
+        "--repeat", type=int, default=1, metavar="N",
+        help="run every test over every transport N times, interleaved, and "
+             "report the median of each size (default: %(default)s)")
     a = p.parse_args(argv)
 
+    if a.repeat < 1:
+        p.error("--repeat must be at least 1")
     if a.ranks < 2:
         p.error("--ranks must be at least 2")
     if "mbw" in a.tests and a.ranks % 2:
@@ -325,7 +346,8 @@ def parse_args(argv: list[str] | None) -> Config:
         max_bytes=max_bytes, quick=a.quick, out_dir=a.out.resolve(),
         build_dir=a.build_dir.resolve(), source=a.source.resolve(),
         provider_dir=a.provider_dir.resolve(), cxl_mode=a.cxl_mode,
-        timeout=a.timeout, cxl_stats_per_size=a.cxl_stats_per_size)
+        timeout=a.timeout, cxl_stats_per_size=a.cxl_stats_per_size,
+        repeat=a.repeat)
 
 
 # ---- setup ----------------------------------------------------------------
@@ -389,12 +411,20 @@ def base_environment() -> tuple[dict[str, str], list[str]]:
     return env, sorted(dropped)
 
 
+def is_cxl(transport: str) -> bool:
+    return TRANSPORTS[transport].provider == "cxl"
+
+
+def cxl_mode_of(cfg: Config, transport: str) -> str:
+    return "coherent" if transport == "cxl-coherent" else cfg.cxl_mode
+
+
 def run_environment(cfg: Config, spec: TransportSpec, base: dict[str, str],
                     pool_dir: Path | None) -> dict[str, str]:
     env = dict(base)
     env.update(spec.env)
     env["MPIR_CVAR_DEBUG_SUMMARY"] = "1"
-    if spec.name == "cxl":
+    if spec.provider == "cxl":
         assert pool_dir is not None
         env.update({
             "FI_PROVIDER_PATH": str(cfg.provider_dir),
@@ -403,7 +433,7 @@ def run_environment(cfg: Config, spec: TransportSpec, base: dict[str, str],
             "CXL_POOL_SIZE": CXL_POOL_SIZE,
             "CXL_ARENA_CAPACITY": CXL_ARENA_CAPACITY,
             "CXL_JOB": f"bench-{os.getpid()}",
-            "CXL_COHERENCE": cfg.cxl_mode,
+            "CXL_COHERENCE": cxl_mode_of(cfg, spec.name),
         })
     return env
 
@@ -480,7 +510,7 @@ def invoke(cfg: Config, binary: Path, transport: str, test: str,
     cmd = [str(MPIEXEC), "-n", str(ranks), str(binary), test,
            "--max", str(max_bytes)] + (["--quick"] if cfg.quick else [])
     pool_dir = None
-    if transport == "cxl":
+    if is_cxl(transport):
         pool_dir = Path(tempfile.mkdtemp(prefix="cxlmpi-bench-",
                                          dir="/dev/shm"))
     try:
@@ -526,7 +556,7 @@ def run_one(cfg: Config, binary: Path, transport: str, test: str,
     providers = PROVIDER_RE.findall(text)
     match = PROVIDER_RE.search(text)
     run.provider_line = match.group(0).strip() if match else ""
-    if transport == "cxl":
+    if is_cxl(transport):
         run.stats, run.stats_note = parse_stats(text, ranks)
 
     partial = (f" after {len(run.points)} RESULT lines (last size "
@@ -561,11 +591,11 @@ def cxl_stats_per_size(cfg: Config, binary: Path, run: Run,
     for i, max_bytes in enumerate([0] + sizes):
         log(f"  cxl {run.test} counters [{i + 1}/{len(sizes) + 1}]: "
             f"--max {max_bytes}")
-        rc, out, err, _ = invoke(cfg, binary, "cxl", run.test, max_bytes,
+        rc, out, err, _ = invoke(cfg, binary, run.transport, run.test, max_bytes,
                                  base_env)
         text = out + "\n" + err
         stats, note = parse_stats(text, run.ranks)
-        problem = provider_problem("cxl", PROVIDER_RE.findall(text))
+        problem = provider_problem(run.transport, PROVIDER_RE.findall(text))
         if rc != 0 or problem or stats is None:
             why = ("timed out" if rc is None else f"exit status {rc}" if rc
                    else problem or note)
@@ -708,16 +738,17 @@ class Goal:
     at_most: bool  # ratio <= limit, else ratio >= limit
 
 
-GOALS = (
-    Goal("8 B latency: cxl <= 1.2x mpich-shm",
-         ("cxl", "latency", 8), ("mpich-shm", "latency", 8), 1.2, True),
-    Goal("8 B latency: cxl <= 0.7x ofi-shm",
-         ("cxl", "latency", 8), ("ofi-shm", "latency", 8), 0.7, True),
-    Goal("8 B latency: cxl >= 5x lower than ofi-tcp",
-         ("ofi-tcp", "latency", 8), ("cxl", "latency", 8), 5.0, False),
-    Goal("1 MiB bandwidth: cxl >= 0.8x mpich-shm",
-         ("cxl", "bw", MiB), ("mpich-shm", "bw", MiB), 0.8, False),
-)
+GOALS = tuple(
+    g for c in ("cxl", "cxl-coherent") for g in (
+        Goal(f"8 B latency: {c} <= 1.2x mpich-shm",
+             (c, "latency", 8), ("mpich-shm", "latency", 8), 1.2, True),
+        Goal(f"8 B latency: {c} <= 0.7x ofi-shm",
+             (c, "latency", 8), ("ofi-shm", "latency", 8), 0.7, True),
+        Goal(f"8 B latency: {c} >= 5x lower than ofi-tcp",
+             ("ofi-tcp", "latency", 8), (c, "latency", 8), 5.0, False),
+        Goal(f"1 MiB bandwidth: {c} >= 0.8x mpich-shm",
+             (c, "bw", MiB), ("mpich-shm", "bw", MiB), 0.8, False),
+    ))
 
 
 def goal_lines(runs: dict[tuple[str, str], Run]) -> list[str]:
@@ -818,6 +849,21 @@ def plot_test(cfg: Config, test: str,
 
 # ---- main ---------------------------------------------------------------------
 
+def merge_runs(rs: list[Run]) -> Run:
+    """One run from repetitions: the first failed one if any failed (a
+    failure is never hidden by a median), else per size the median value
+    over the repetitions, with the counters of the first."""
+    bad = [r for r in rs if not r.ok]
+    if bad or len(rs) == 1:
+        return bad[0] if bad else rs[0]
+    out = rs[0]
+    sizes = set.intersection(*(set(r.points) for r in rs))
+    out.points = {s: statistics.median(r.points[s] for r in rs)
+                  for s in sorted(sizes)}
+    out.elapsed = sum(r.elapsed for r in rs)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     cfg = parse_args(argv)
     problems = check_setup(cfg)
@@ -839,31 +885,40 @@ def main(argv: list[str] | None = None) -> int:
     binary = build_bench(cfg)
 
     skip = {}
-    if "cxl" in cfg.transports:
-        problem = cxl_problem(cfg)
+    for t in cfg.transports:
+        problem = cxl_problem(cfg) if is_cxl(t) else None
         if problem:
-            log(f"skipping cxl: {problem}")
-            skip["cxl"] = problem
+            log(f"skipping {t}: {problem}")
+            skip[t] = problem
 
-    runs: dict[tuple[str, str], Run] = {}
-    total = len(cfg.tests) * len(cfg.transports)
-    for test in cfg.tests:
-        for transport in cfg.transports:
-            n = len(runs) + 1
-            ranks = TESTS[test].ranks or cfg.ranks
-            if transport in skip:
-                run = Run(transport, test, ranks, "failed", skip[transport])
-            else:
-                log(f"[{n}/{total}] {test} over {transport} ({ranks} ranks)")
-                run = run_one(cfg, binary, transport, test, base_env)
-                if (cfg.cxl_stats_per_size and transport == "cxl"
-                        and test == "latency" and run.ok):
-                    run.size_stats = cxl_stats_per_size(cfg, binary, run,
-                                                        base_env)
-                log(f"[{n}/{total}] {test} over {transport}: {run.status} "
-                    f"in {run.elapsed:.1f} s"
-                    + ("" if run.ok else f" ({run.reason.split(';')[0]})"))
-            runs[(transport, test)] = run
+    # Repetitions interleave the transports, so that a slow phase of the
+    # machine hits all of them alike; each size keeps its median.
+    tries: dict[tuple[str, str], list[Run]] = {}
+    total = len(cfg.tests) * len(cfg.transports) * cfg.repeat
+    n = 0
+    for rep_ in range(cfg.repeat):
+        for test in cfg.tests:
+            for transport in cfg.transports:
+                n += 1
+                ranks = TESTS[test].ranks or cfg.ranks
+                if transport in skip:
+                    run = Run(transport, test, ranks, "failed",
+                              skip[transport])
+                else:
+                    log(f"[{n}/{total}] {test} over {transport} "
+                        f"({ranks} ranks)")
+                    run = run_one(cfg, binary, transport, test, base_env)
+                    if (cfg.cxl_stats_per_size and is_cxl(transport)
+                            and test == "latency" and run.ok
+                            and rep_ == 0):
+                        run.size_stats = cxl_stats_per_size(
+                            cfg, binary, run, base_env)
+                    log(f"[{n}/{total}] {test} over {transport}: "
+                        f"{run.status} in {run.elapsed:.1f} s"
+                        + ("" if run.ok
+                           else f" ({run.reason.split(';')[0]})"))
+                tries.setdefault((transport, test), []).append(run)
+    runs = {key: merge_runs(rs) for key, rs in tries.items()}
 
     print_run_summary(cfg, runs)
     for test in cfg.tests:
