@@ -82,6 +82,7 @@ enum {
 /* Process-wide message counts (under the domain lock of the ep). */
 struct cxlfi_stats {
 	uint64_t sent, recv, bytes;
+	uint64_t direct_rma; /* RMA operations done directly in the pool */
 };
 extern struct cxlfi_stats cxlfi_stats;
 /* Print them with the coherence operations since the fabric opened. */
@@ -121,6 +122,7 @@ struct cxlfi_domain {
 	struct fi_info *info;
 	uint64_t mr_key_next;
 	struct cxlfi_mr *mrs; /* registered regions (rma.c looks keys up) */
+	struct cxlfi_ep *eps; /* enabled endpoints (they publish pool MRs) */
 	bool mr_virt;	      /* FI_MR_VIRT_ADDR: RMA addresses are VAs */
 	bool mr_prov_key;     /* FI_MR_PROV_KEY: we choose the keys */
 	int refs;
@@ -181,6 +183,13 @@ struct cxlfi_mr {
 	size_t len;
 	uint64_t access;
 	struct cxlfi_mr *next; /* the domain's regions, for RMA key lookup */
+	bool in_pool;	       /* lies in the pool: reachable directly */
+	uint64_t pool_off;     /* its pool offset then */
+};
+
+/* An origin's copy of one entry of a peer's pool region table. */
+struct cxlfi_mrc {
+	uint64_t key, off, len, access, base;
 };
 
 /* A receive posted by the application. */
@@ -244,6 +253,7 @@ struct cxlfi_tx {
 	uint8_t kind;	   /* CXLFI_TX_* */
 	uint64_t rma_addr; /* CXLFI_TX_WRITE: target address (tag: key) */
 	int rma_err;	   /* CXLFI_TX_READRSP: error reported to the origin */
+	uint32_t peer;	   /* destination endpoint index */
 };
 
 /* An RMA read waiting for its answer (rma.c). */
@@ -283,6 +293,12 @@ struct cxlfi_peer {
 	struct cxl_obj bkrx;	 /* its transfer area, opened on first use */
 	uint32_t xa_slots;	 /* our data slots it holds */
 	int ack_err; /* error of its last RMA write, for its OP_ACK */
+	/* its pool region table (mrtab.c), for direct RMA */
+	struct cxl_obj mrtab;
+	uint64_t mr_ver;	    /* version of the cached copy */
+	struct cxlfi_mrc *mr_cache; /* the copy */
+	size_t mr_n;
+	uint32_t rma_pending; /* RMA through the channel, not completed */
 	bool dead;
 	size_t ntx;			/* queued sends */
 	struct cxlfi_peer *next_active; /* list of peers with an rx ring */
@@ -324,6 +340,9 @@ struct cxlfi_ep {
 	struct cxl_obj xa;     /* our transfer area "cxlfi.bk.<index>" */
 	struct cxlfi_tok *tok; /* its tokens (CXLFI_XA_TOKENS) */
 	size_t xa_waiting;     /* sends waiting for a token's return */
+	struct cxl_obj mrtab;  /* our pool region table "cxlfi.mr.<i>" */
+	uint64_t mrtab_ver;
+	struct cxlfi_ep *dom_next; /* in dom->eps */
 };
 
 /* fabric.c, domain.c */
@@ -461,6 +480,18 @@ void cxlfi_rma_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 /* The region registered under key covering [addr, addr+len), or NULL. */
 void *cxlfi_mr_target(struct cxlfi_domain *d, uint64_t key, uint64_t addr,
 		      size_t len, uint64_t access, int *err);
+
+/* mrtab.c: pool region tables (direct RMA) */
+int cxlfi_mrtab_create(struct cxlfi_ep *ep);
+void cxlfi_mrtab_destroy(struct cxlfi_ep *ep);
+/* Republish the domain's pool regions (after a registration change). */
+void cxlfi_mrtab_sync(struct cxlfi_ep *ep);
+/* The pool address of [addr, addr+len) of the peer's region key, if it
+ * is a pool region we may access that way; else NULL (use the channel). */
+void *cxlfi_mrtab_target(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			 uint64_t key, uint64_t addr, size_t len,
+			 uint64_t access);
+void cxlfi_mrtab_close(struct cxlfi_peer *pe);
 
 /* heartbeat.c */
 int cxlfi_heartbeat_add(struct cxlfi_ep *ep);

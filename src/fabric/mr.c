@@ -22,6 +22,9 @@ static int mr_close(struct fid *fid)
 		;
 	if (*pp)
 		*pp = m->next;
+	if (m->in_pool) /* origins must stop writing it directly */
+		for (struct cxlfi_ep *ep = d->eps; ep; ep = ep->dom_next)
+			cxlfi_mrtab_sync(ep);
 	pthread_mutex_unlock(&d->lock);
 	free(m);
 	return 0;
@@ -119,6 +122,14 @@ int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	}
 	m->next = d->mrs;
 	d->mrs = m;
+	/* a region in the pool is published for direct RMA */
+	m->pool_off = len ? cxl_pool_offset(d->pool, buf) : UINT64_MAX;
+	m->in_pool = m->pool_off != UINT64_MAX &&
+		     cxl_pool_offset(d->pool, (const uint8_t *)buf + len - 1) !=
+			     UINT64_MAX;
+	if (m->in_pool)
+		for (struct cxlfi_ep *ep = d->eps; ep; ep = ep->dom_next)
+			cxlfi_mrtab_sync(ep);
 	pthread_mutex_unlock(&d->lock);
 	*mr = &m->fid;
 	return 0;

@@ -137,6 +137,13 @@ int cxlfi_ep_publish(struct cxlfi_ep *ep)
 		cxlfi_ep_unpublish(ep);
 		return -FI_EOTHER;
 	}
+	/* the domain's pool regions, for origins that write them directly */
+	if ((rc = cxlfi_mrtab_create(ep))) {
+		cxlfi_ep_unpublish(ep);
+		return rc;
+	}
+	ep->dom_next = ep->dom->eps;
+	ep->dom->eps = ep;
 	CXLFI_INFO(FI_LOG_EP_CTRL, "endpoint %u (gen %u) published\n",
 		   ep->index, ep->gen);
 	return 0;
@@ -162,6 +169,12 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 		cxlfi_heartbeat_remove(ep);
 
 	cxlfi_xa_destroy(ep); /* before the peers its tokens name */
+	for (struct cxlfi_ep **pp = &ep->dom->eps; *pp; pp = &(*pp)->dom_next)
+		if (*pp == ep) {
+			*pp = ep->dom_next;
+			break;
+		}
+	cxlfi_mrtab_destroy(ep);
 	cxlfi_rma_peer_dead(ep, NULL);
 	for (size_t j = 0; ep->peers && j < cxlfi_params.max_eps; j++) {
 		struct cxlfi_peer *pe = ep->peers[j];
@@ -181,6 +194,7 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 			cxl_obj_close(&pe->rxobj);
 		}
 		cxlfi_bulk_close(ep, pe);
+		cxlfi_mrtab_close(pe);
 		if (pe->epobj.pool)
 			cxl_obj_close(&pe->epobj);
 		while (pe->txq) {
@@ -561,6 +575,10 @@ static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 		return;
 	}
 	if (t->kind == CXLFI_TX_WRITE) {
+		struct cxlfi_peer *pe = ep->peers[t->peer];
+
+		if (pe && pe->rma_pending)
+			pe->rma_pending--;
 		if (err && ep->tx_cq)
 			cxlfi_cq_push_err(ep->tx_cq, t->context,
 					  FI_RMA | FI_WRITE, 0, NULL, 0, 0, 0,
@@ -708,6 +726,7 @@ ssize_t cxlfi_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	int rc;
 
 	t.wait_tok = -1;
+	t.peer = pe->index;
 	t.ptr_ok = t.len >= cxlfi_params.bulk_min && !(t.flags & FI_INJECT) &&
 		   cxlfi_ptr_usable(ep, t.buf, t.len);
 	/* Sends that complete later, when a token returns, live on the heap

@@ -51,7 +51,8 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 	cxl_coh_counters_get(&c);
 	fprintf(stderr,
 		"cxl-stats: sent %llu recv %llu bytes %llu flush_lines %llu "
-		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu\n",
+		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu "
+		"direct_rma %llu\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -59,7 +60,8 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)(c.inval_lines - c0->inval_lines),
 		(unsigned long long)(c.fences - c0->fences),
 		(unsigned long long)(c.nt_stores - c0->nt_stores),
-		(unsigned long long)(c.nt_loads - c0->nt_loads));
+		(unsigned long long)(c.nt_loads - c0->nt_loads),
+		(unsigned long long)cxlfi_stats.direct_rma);
 }
 
 /* ---- the process-wide pool ------------------------------------------- */

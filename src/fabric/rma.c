@@ -133,6 +133,8 @@ struct cxlfi_rx *cxlfi_rma_read_answer(struct cxlfi_ep *ep,
 		return NULL;
 	}
 	*pp = q->next;
+	if (pe->rma_pending)
+		pe->rma_pending--;
 	if (!err && len != q->len)
 		err = FI_EIO; /* the target answered another length */
 	if (err || !(r = calloc(1, sizeof(*r)))) {
@@ -197,6 +199,8 @@ void cxlfi_rma_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 			continue;
 		}
 		*pp = q->next;
+		if (pe && pe->rma_pending)
+			pe->rma_pending--;
 		if (pe) { /* closing: no reports */
 			if (ep->tx_cq)
 				cxlfi_cq_push_err(ep->tx_cq, q->context,
@@ -206,6 +210,44 @@ void cxlfi_rma_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 		}
 		free(q);
 	}
+}
+
+/*
+ * Direct RMA: the target region lies in the pool and its owner published
+ * it (mrtab.c), so the origin copies itself, with no work at the target.
+ * Only when nothing to that peer is still in the channel (queued sends,
+ * RMA through the channel not yet completed), so that RMA to one peer
+ * stays in order. A write is written back and fenced before it completes:
+ * it is then in the target's memory (delivery complete). A read
+ * invalidates first. Remote CQ data needs the target: not direct.
+ */
+static bool direct(struct cxlfi_ep *ep, struct cxlfi_peer *pe, const void *buf,
+		   size_t len, uint64_t addr, uint64_t key, uint64_t flags,
+		   void *ctx, bool write)
+{
+	cxl_pool *pool = ep->dom->pool;
+	uint8_t *p;
+
+	if (pe->txq || pe->rma_pending || (flags & FI_REMOTE_CQ_DATA))
+		return false;
+	p = cxlfi_mrtab_target(ep, pe, key, addr, len,
+			       write ? FI_REMOTE_WRITE : FI_REMOTE_READ);
+	if (!p)
+		return false;
+	if (write) {
+		if (len)
+			cxl_copy_to_pool(pool, p, buf, len);
+		cxl_wfence(pool); /* in the target's memory before completion */
+	} else if (len) {
+		cxl_copy_from_pool(pool, (void *)buf, p, len);
+	}
+	cxlfi_stats.direct_rma++;
+	if (flags & FI_COMPLETION)
+		cxlfi_cq_push(ep->tx_cq, ctx,
+			      FI_RMA | (write ? FI_WRITE : FI_READ), 0, NULL, 0,
+			      0, FI_ADDR_NOTAVAIL);
+	cxlfi_cntr_inc(write ? ep->wr_cntr : ep->rd_cntr, false);
+	return true;
 }
 
 static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
@@ -227,6 +269,11 @@ static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
 	if ((rc = cxlfi_peer_for(ep, dest, &pe)))
 		goto out;
 	flags = cxlfi_tx_flags(ep, flags);
+	if (direct(ep, pe, buf, len, addr, key, flags, ctx, true)) {
+		rc = 0;
+		goto out;
+	}
+	pe->rma_pending++;
 	t.kind = CXLFI_TX_WRITE;
 	t.buf = buf;
 	t.len = len;
@@ -263,6 +310,10 @@ static ssize_t do_read(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 	if ((rc = cxlfi_peer_for(ep, src, &pe)))
 		goto out;
 	flags = cxlfi_tx_flags(ep, flags);
+	if (direct(ep, pe, buf, len, addr, key, flags, ctx, false)) {
+		rc = 0;
+		goto out;
+	}
 	if (!(q = calloc(1, sizeof(*q)))) {
 		rc = -FI_ENOMEM;
 		goto out;
@@ -283,6 +334,7 @@ static ssize_t do_read(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 		free(q);
 		goto out;
 	}
+	pe->rma_pending++;
 	q->next = ep->reads;
 	ep->reads = q;
 out:

@@ -4,8 +4,10 @@
  * protocol size into and out of a registered region of the peer, checked
  * byte for byte; remote CQ data; counters; refused accesses (unknown key,
  * out of bounds, no access right) completing in error at the origin; and
- * a region in the pool, which a large read takes by pointer passing.
- * Rank 0 is the origin, rank 1 the target; the target only progresses.
+ * a region in the pool, which the origin writes and reads directly: those
+ * complete while the target does not progress at all, and the target then
+ * sees the written bytes. Rank 0 is the origin, rank 1 the target; the
+ * target only progresses (or, paused, nothing).
  */
 #include <poll.h>
 #include <string.h>
@@ -15,7 +17,7 @@
 
 static enum cxl_coh_mode mode;
 static struct tpool tp;
-static int p01[2], p10[2], stop[2], keys[2];
+static int p01[2], p10[2], stop[2], keys[2], pause_[2], resume_[2];
 /* counters close only after the endpoint they are bound to */
 static struct fid_cntr *cntrs[3];
 static int ncntrs;
@@ -144,7 +146,10 @@ static void origin(struct fi *f)
 	CHECK(one(f, &ctx) == 0);
 	CHECK(same(dst, 4096, 77));
 
-	fi_phase = "pool region";
+	fi_phase = "pool region, direct";
+	/* the target stops progressing: only direct RMA can complete */
+	REQUIRE(write(pause_[1], "p", 1) == 1);
+	usleep(50000);
 	memset(dst, 0, POOL_REGION);
 	TRY(fi_read(f->ep, dst, POOL_REGION, NULL, f->peer, 0, KEY_POOL, &ctx));
 	CHECK(one(f, &ctx) == 0);
@@ -158,6 +163,11 @@ static void origin(struct fi *f)
 		    KEY_POOL, &ctx));
 	CHECK(one(f, &ctx) == 0);
 	CHECK(same(dst, POOL_REGION / 2, 55));
+	/* direct RMA checks bounds and rights as well (no target needed) */
+	TRY(fi_read(f->ep, dst, 64, NULL, f->peer, POOL_REGION - 32, KEY_POOL,
+		    &ctx));
+	REQUIRE(write(resume_[1], "r", 1) == 1);
+	CHECK(one(f, &ctx) == -FI_EINVAL); /* refused by the target */
 
 	REQUIRE(write(stop[1], "x", 1) == 1);
 	cntrs[ncntrs++] = rdc;
@@ -201,6 +211,9 @@ static void target(struct fi *f)
 	REQUIRE(cxl_obj_create(pool, "rma.test.region", POOL_REGION, 0, &obj) ==
 		CXL_OK);
 	fill(obj.ptr, POOL_REGION, 99);
+	/* our stores reach the pool before origins read it directly */
+	cxl_flush(pool, obj.ptr, POOL_REGION);
+	cxl_wfence(pool);
 	TRY(fi_mr_reg(f->domain, obj.ptr, POOL_REGION,
 		      FI_REMOTE_READ | FI_REMOTE_WRITE, 0, KEY_POOL, 0, &mrp,
 		      NULL));
@@ -208,6 +221,17 @@ static void target(struct fi *f)
 	/* progress until the origin is done; count remote CQ data */
 	while (poll(&pfd, 1, 0) == 0) {
 		struct fi_cq_tagged_entry e;
+		struct pollfd pp = { .fd = pause_[0], .events = POLLIN };
+		char c;
+
+		if (poll(&pp, 1, 0) == 1) { /* paused: no progress at all */
+			REQUIRE(read(pause_[0], &c, 1) == 1);
+			REQUIRE(read(resume_[0], &c, 1) == 1);
+			/* the origin's direct write is in the pool */
+			cxl_inval(pool, obj.ptr, POOL_REGION);
+			CHECK(same((uint8_t *)obj.ptr + POOL_REGION / 4,
+				   POOL_REGION / 2, 55));
+		}
 
 		if (fi_cq_read(f->cq, &e, 1) == 1) {
 			CHECK((e.flags & FI_REMOTE_WRITE) &&
@@ -217,7 +241,8 @@ static void target(struct fi *f)
 		}
 	}
 	CHECK(data_seen == 1);
-	CHECK(fi_cntr_read(rwc) >= 9 + 32 + 1 + 1);
+	/* writes through the channel (direct ones involve no target) */
+	CHECK(fi_cntr_read(rwc) == 9 + 32 + 1);
 	{
 		uint64_t v;
 
@@ -266,6 +291,7 @@ int main(int argc, char **argv)
 	setenv("CXL_JOB", "test_fi_rma", 1);
 	REQUIRE(pipe(p01) == 0 && pipe(p10) == 0);
 	REQUIRE(pipe(stop) == 0 && pipe(keys) == 0);
+	REQUIRE(pipe(pause_) == 0 && pipe(resume_) == 0);
 	CHECK(run_children(2, child, NULL) == 0);
 	tpool_cleanup(&tp);
 	return t_report("test_fi_rma");
