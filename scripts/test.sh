@@ -3,7 +3,8 @@
 #   1. setup (pinned packages, venv)           scripts/setup.sh
 #   2. release build + ctest                   build/
 #   3. ASan + UBSan build + ctest              build-asan/
-#   4. libFuzzer over pool structures          build-fuzz/, FUZZ_SECONDS (60)
+#   4. libFuzzer over pool and provider        build-fuzz/, FUZZ_SECONDS (60)
+#      structures (fuzz_pool, fuzz_fabric)      each
 #   5. clang-format check
 # Ends with one line "tests: N passed, N failed" (N counts ctest tests of
 # both builds, the fuzz run and the format check); exit 0 only if all pass.
@@ -62,18 +63,27 @@ else
 	failed=$((failed + 1))
 fi
 
-stage "fuzz pool structures for ${FUZZ_SECONDS}s"
-if build build-fuzz fuzz_pool -DCMAKE_C_COMPILER=clang-14 -DCXLMPI_FUZZ=ON \
-	-DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+# one libFuzzer target for FUZZ_SECONDS, from its seeds (if any)
+run_fuzzer() {
+	local target=$1 seeds=$2 corpus
 	corpus=$(mktemp -d)
-	if build-fuzz/tests/fuzz/fuzz_pool -max_total_time="$FUZZ_SECONDS" \
-		-timeout=20 -print_final_stats=1 "$corpus" 2>&1 | tail -12; then
+	[ -n "$seeds" ] && cp "$seeds"/* "$corpus"/
+	if build-fuzz/tests/fuzz/"$target" -max_total_time="$FUZZ_SECONDS" \
+		-max_len=2048 -timeout=20 -print_final_stats=1 "$corpus" 2>&1 |
+		tail -12; then
 		passed=$((passed + 1))
 	else
-		echo "test.sh: the fuzzer found a crash (see above)" >&2
+		echo "test.sh: $target found a crash (see above)" >&2
 		failed=$((failed + 1))
 	fi
-	rm -rf "$corpus" /dev/shm/cxlfuzz-*
+	rm -rf "$corpus" /dev/shm/cxlfuzz-* /dev/shm/cxlfuzzfi-*
+}
+
+stage "fuzz pool and provider structures for ${FUZZ_SECONDS}s each"
+if build build-fuzz "fuzz_pool fuzz_fabric" -DCMAKE_C_COMPILER=clang-14 \
+	-DCXLMPI_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+	run_fuzzer fuzz_pool ""
+	run_fuzzer fuzz_fabric tests/fuzz/fabric_seeds
 else
 	echo "test.sh: fuzz build failed" >&2
 	failed=$((failed + 1))

@@ -195,6 +195,15 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 		}
 		cxlfi_bulk_close(ep, pe);
 		cxlfi_mrtab_close(pe);
+		/* a receive (or RMA target) a message was arriving into */
+		if (pe->rx_cur) {
+			struct cxlfi_rx *m = pe->rx_cur->parent;
+
+			if (m && --m->inflight == 0 && m->released)
+				free(m);
+			free(pe->rx_cur);
+			pe->rx_cur = NULL;
+		}
 		if (pe->epobj.pool)
 			cxl_obj_close(&pe->epobj);
 		while (pe->txq) {
