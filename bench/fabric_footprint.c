@@ -2,8 +2,10 @@
 /*
  * Pool footprint of the cxl provider: N endpoints (one process, through
  * the libfabric API), every endpoint sends one message to every other, so
- * all N(N-1) channels exist; the pool's heap use is read from the arena
- * before and after. Prints one line per N.
+ * all N(N-1) channels exist; then every endpoint sends one 4 KiB message
+ * (FI_CXL_BULK_MIN or more, default 1 KiB) to the next, so each creates
+ * its transfer area. The pool's heap use is read from the arena before
+ * and after each step. Prints one line per N.
  *
  *   fabric_footprint N [N...]     (CXL_POOL etc. from the environment;
  *                                  FI_PROVIDER_PATH must reach libcxl-fi.so)
@@ -53,7 +55,8 @@ static void measure(cxl_pool *pool, struct fi_info *info, int n)
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_CONTEXT,
 				  .size = (size_t)n * n + 16 };
 	struct fi_av_attr ava = { .type = FI_AV_TABLE };
-	uint64_t before = heap_used(pool), after_eps, after;
+	uint64_t before = heap_used(pool), after_eps, after, after_xa;
+	static char big[4096];
 	char c = 'x';
 
 	TRY(fi_fabric(info->fabric_attr, &fab, NULL));
@@ -78,12 +81,18 @@ static void measure(cxl_pool *pool, struct fi_info *info, int n)
 			if (i != j)
 				TRY(fi_inject(ep[i], &c, 1, fa[j]));
 	after = heap_used(pool);
+	for (int i = 0; n > 1 && i < n; i++)
+		TRY(fi_send(ep[i], big, sizeof(big), NULL, fa[(i + 1) % n],
+			    NULL));
+	after_xa = heap_used(pool);
 	printf("endpoints %4d  channels %6d  endpoint objects %10.1f KiB  "
-	       "channels %10.1f MiB  total %10.1f MiB  per pair %.1f KiB\n",
+	       "channels %10.1f MiB  per pair %.1f KiB  transfer areas "
+	       "%8.1f MiB  total %10.1f MiB\n",
 	       n, n * (n - 1), (double)(after_eps - before) / 1024,
 	       (double)(after - after_eps) / 1048576,
-	       (double)(after - before) / 1048576,
-	       n > 1 ? (double)(after - after_eps) / (n * (n - 1)) / 1024 : 0);
+	       n > 1 ? (double)(after - after_eps) / (n * (n - 1)) / 1024 : 0,
+	       (double)(after_xa - after) / 1048576,
+	       (double)(after_xa - before) / 1048576);
 	fflush(stdout);
 	for (int i = 0; i < n; i++)
 		TRY(fi_close(&ep[i]->fid));
