@@ -239,6 +239,7 @@ class Config:
     timeout: float
     cxl_stats_per_size: bool
     repeat: int = 1
+    no_provider_table: bool = False
 
 
 # ---- command line ---------------------------------------------------------
@@ -328,6 +329,11 @@ def parse_args(argv: list[str] | None) -> Config:
         "--repeat", type=int, default=1, metavar="N",
         help="run every test over every transport N times, interleaved, and "
              "report the median of each size (default: %(default)s)")
+    p.add_argument(
+        "--no-provider-table", action="store_true",
+        help="skip the table of provider latency without MPI (bench/"
+             "fi_pingpong: cxl, cxl-coherent and libfabric shm), which the "
+             "latency test otherwise adds")
     a = p.parse_args(argv)
 
     if a.repeat < 1:
@@ -347,7 +353,7 @@ def parse_args(argv: list[str] | None) -> Config:
         build_dir=a.build_dir.resolve(), source=a.source.resolve(),
         provider_dir=a.provider_dir.resolve(), cxl_mode=a.cxl_mode,
         timeout=a.timeout, cxl_stats_per_size=a.cxl_stats_per_size,
-        repeat=a.repeat)
+        repeat=a.repeat, no_provider_table=a.no_provider_table)
 
 
 # ---- setup ----------------------------------------------------------------
@@ -864,6 +870,96 @@ def merge_runs(rs: list[Run]) -> Run:
     return out
 
 
+# ---- the providers without MPI ---------------------------------------------
+
+PROVIDER_SIZES = 64  # fi_pingpong --max
+
+
+def provider_latency(cfg: Config, base_env: dict[str, str]
+                     ) -> dict[str, dict[int, float] | str]:
+    """One-way latency of the providers through the libfabric API alone
+    (bench/fi_pingpong, Debian's libfabric core), --repeat times
+    interleaved, median per size; per column the points or a failure."""
+    binary = cfg.provider_dir.parents[1] / "bench" / "fi_pingpong"
+    cols = {"cxl": ("cxl", cfg.cxl_mode), "cxl-coherent": ("cxl", "coherent"),
+            "shm": ("shm", None)}
+    if not os.access(binary, os.X_OK):
+        return {c: f"{binary} not built (ninja -C build)" for c in cols}
+    got: dict[str, list[dict[int, float]]] = {c: [] for c in cols}
+    errors: dict[str, str] = {}
+    for _ in range(cfg.repeat):
+        for col, (prov, mode) in cols.items():
+            env = dict(base_env)
+            env["FI_PROVIDER"] = prov
+            pool_dir = None
+            if mode:
+                pool_dir = Path(tempfile.mkdtemp(prefix="cxlmpi-fi-",
+                                                 dir="/dev/shm"))
+                env.update({"FI_PROVIDER_PATH": str(cfg.provider_dir),
+                            "CXL_POOL": str(pool_dir / "pool"),
+                            "CXL_RUNDIR": str(pool_dir),
+                            "CXL_POOL_SIZE": CXL_POOL_SIZE,
+                            "CXL_ARENA_CAPACITY": CXL_ARENA_CAPACITY,
+                            "CXL_COHERENCE": mode})
+            try:
+                rc, out, err = execute(
+                    [str(binary), "--max", str(PROVIDER_SIZES)], env,
+                    cfg.timeout)
+            finally:
+                if pool_dir is not None:
+                    shutil.rmtree(pool_dir, ignore_errors=True)
+            pts = {int(m.group(2)): float(m.group(3))
+                   for m in RESULT_RE.finditer(out)
+                   if m.group(1) == "fi_latency"}
+            if rc != 0 or not pts:
+                errors[col] = (f"fi_pingpong failed (exit {rc}): "
+                               + failure_tail(out, err))
+            else:
+                got[col].append(pts)
+    res: dict[str, dict[int, float] | str] = {}
+    for col in cols:
+        if col in errors:
+            res[col] = errors[col]
+            continue
+        sizes = set.intersection(*(set(p) for p in got[col]))
+        res[col] = {sz: statistics.median(p[sz] for p in got[col])
+                    for sz in sorted(sizes)}
+    return res
+
+
+def print_provider_table(cfg: Config,
+                         res: dict[str, dict[int, float] | str]) -> list[str]:
+    """The table, and the goal lines at the provider level."""
+    print(f"== provider latency without MPI (bench/fi_pingpong, libfabric "
+          f"API, 2 pinned processes), us, cxl in {cfg.cxl_mode} mode")
+    ok = {c: v for c, v in res.items() if isinstance(v, dict)}
+    for c, v in res.items():
+        if not isinstance(v, dict):
+            print(f"  {c}: {v}")
+    sizes = sorted(set.intersection(*(set(v) for v in ok.values()))) \
+        if ok else []
+    headers = ["size"] + list(ok) + [f"{c}/shm" for c in ok
+                                    if c != "shm" and "shm" in ok]
+    rows = []
+    for sz in sizes:
+        row = [str(sz)] + [fmt(ok[c][sz], 3) for c in ok]
+        row += [fmt(ratio(ok[c][sz], ok["shm"][sz])) for c in ok
+                if c != "shm" and "shm" in ok]
+        rows.append(row)
+    if rows:
+        print_table(headers, rows)
+    print()
+    goals = []
+    for c in ("cxl", "cxl-coherent"):
+        if c in ok and "shm" in ok and 8 in ok[c] and 8 in ok["shm"]:
+            r = ok[c][8] / ok["shm"][8]
+            goals.append(f"{'MET' if r <= 0.7 else 'NOT MET':8} provider "
+                         f"8 B latency: {c} <= 0.7x shm: {c} "
+                         f"{ok[c][8]:.3f} us, shm {ok['shm'][8]:.3f} us, "
+                         f"ratio {r:.2f}")
+    return goals
+
+
 def main(argv: list[str] | None = None) -> int:
     cfg = parse_args(argv)
     problems = check_setup(cfg)
@@ -920,11 +1016,17 @@ def main(argv: list[str] | None = None) -> int:
                 tries.setdefault((transport, test), []).append(run)
     runs = {key: merge_runs(rs) for key, rs in tries.items()}
 
+    provider_goals: list[str] = []
+    if "latency" in cfg.tests and not cfg.no_provider_table:
+        log("provider latency without MPI (fi_pingpong)")
+        provider_goals = print_provider_table(
+            cfg, provider_latency(cfg, base_env))
+
     print_run_summary(cfg, runs)
     for test in cfg.tests:
         print_test_table(cfg, test, runs)
     print("Goals (computed from this run):")
-    for line in goal_lines(runs):
+    for line in goal_lines(runs) + provider_goals:
         print("  " + line)
     print()
 
