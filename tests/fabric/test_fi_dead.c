@@ -38,7 +38,7 @@ static int victim(void)
 
 static int survivor(pid_t victim_pid)
 {
-	/* larger than the transfer-area slots one peer may hold (1 MiB), so
+	/* larger than the transfer-area slots one peer may hold (512 KiB), so
 	 * that no send can complete once the victim has died */
 	const size_t big = 4u << 20;
 	struct fi f;
