@@ -37,7 +37,7 @@
 #define XA_MAGIC 0x31304158494643ull /* "CFIXA01" */
 #define XA_SIZE (2u << 20)
 #define XA_DATA (12u << 10) /* after line 0 and T done lines, 4 KiB aligned */
-#define XA_SLOT_SIZE (64u << 10)
+#define XA_SLOT_SIZE CXLFI_XA_SLOT_SIZE
 #define XA_SLOTS ((XA_SIZE - XA_DATA) / XA_SLOT_SIZE) /* 31 */
 #define XA_TOKENS CXLFI_XA_TOKENS
 #define XA_PEER_SLOTS \
@@ -420,6 +420,16 @@ size_t cxlfi_ptr_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		cxl_copy_from_pool(pool, dst, src, d.len < cap ? d.len : cap);
 	tok_return(ep, pe, d.tok, d.gen); /* the sender may reuse it now */
 	return src ? d.len : 0;
+}
+
+size_t cxlfi_ptr_len(struct cxlfi_ep *ep, const uint8_t *m, size_t n)
+{
+	struct desc_ptr d;
+
+	if (n != sizeof(d))
+		return 0;
+	memcpy(&d, m, sizeof(d));
+	return cxl_pool_ptr(ep->dom->pool, d.off, d.len) ? (size_t)d.len : 0;
 }
 
 void cxlfi_ack_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,

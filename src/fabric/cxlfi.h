@@ -229,6 +229,7 @@ struct cxlfi_unexp {
 	uint64_t tag, data;
 	uint32_t op;
 	size_t len, have; /* total, bytes received so far */
+	size_t cap;	  /* bytes allocated at buf: grows as data arrives */
 	uint8_t *buf;
 	bool claimed; /* FI_CLAIM'ed by a peek */
 	void *claim_ctx;
@@ -412,6 +413,10 @@ void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 #define CXLFI_OP_PTR 5u	 /* ring op: the rest of the message in the pool */
 #define CXLFI_OP_ACK 6u	 /* ring op: return a token (delivery complete) */
 #define CXLFI_XA_TOKENS 128u
+#define CXLFI_XA_SLOT_SIZE (64u << 10) /* largest chunk of one OP_BULK */
+/* Length an OP_PTR descriptor covers if its range lies in the pool, else
+ * 0 (checked before the receiver makes room for it). */
+size_t cxlfi_ptr_len(struct cxlfi_ep *ep, const uint8_t *desc, size_t n);
 /* Each push: 1 done, 0 no ring cell or token yet (retry), < 0 error. */
 int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		    struct cxlfi_tx *t);

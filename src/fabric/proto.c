@@ -1022,7 +1022,10 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 		pe->ux_cur = NULL;
 	} else {
 		u = calloc(1, sizeof(*u));
-		if (!u || !(u->buf = malloc(total ? total : 1))) {
+		/* a buffer for the bytes at hand, grown as more arrive: a
+		 * peer that announces a huge message does not get us to
+		 * allocate it before it sends the data */
+		if (!u || !(u->buf = malloc(n ? n : 1))) {
 			free(u);
 			CXLFI_WARN(FI_LOG_EP_DATA,
 				   "out of memory buffering an "
@@ -1038,6 +1041,7 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 		u->tagged = tagged;
 		u->len = total;
 		u->have = n;
+		u->cap = n;
 		unexp_append(ep, u);
 		if (total == n)
 			return 0;
@@ -1077,6 +1081,31 @@ static void chunk_arrived(struct cxlfi_ep *ep, struct cxlfi_peer *pe, size_t n)
 	pe->ux_cur = NULL;
 }
 
+/* Room in the unexpected message in progress for need bytes in all. */
+static bool ux_reserve(struct cxlfi_ep *ep, struct cxlfi_peer *pe, size_t need)
+{
+	struct cxlfi_unexp *u = pe->ux_cur;
+	size_t cap;
+	uint8_t *b;
+
+	if (need <= u->cap)
+		return true;
+	cap = u->cap * 2 > need ? u->cap * 2 : need;
+	if (cap > u->len)
+		cap = u->len;
+	if (!(b = realloc(u->buf, cap))) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "out of memory buffering an unexpected message of "
+			   "%zu bytes from endpoint %u; it is dropped\n",
+			   u->len, pe->index);
+		drop_partial(ep, pe, FI_ENOMEM);
+		return false;
+	}
+	u->buf = b;
+	u->cap = cap;
+	return true;
+}
+
 static void on_chunk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		     const uint8_t *m, size_t n)
 {
@@ -1089,8 +1118,10 @@ static void on_chunk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	}
 	if (pe->rx_cur)
 		copy_into(pe->rx_cur, pe->rx_off, m, n);
-	else
+	else if (ux_reserve(ep, pe, pe->rx_off + n))
 		memcpy(pe->ux_cur->buf + pe->rx_off, m, n);
+	else
+		return;
 	chunk_arrived(ep, pe, n);
 }
 
@@ -1113,8 +1144,13 @@ static void on_bulk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		dst = (uint8_t *)pe->rx_cur->buf + pe->rx_off;
 		cap = pe->rx_cur->len - pe->rx_off;
 	} else if (pe->ux_cur) {
+		cap = pe->rx_left < CXLFI_XA_SLOT_SIZE ? pe->rx_left
+						       : CXLFI_XA_SLOT_SIZE;
+		if (!ux_reserve(ep, pe, pe->rx_off + cap)) {
+			cxlfi_bulk_take(ep, pe, m, n, NULL, 0); /* free it */
+			return;
+		}
 		dst = pe->ux_cur->buf + pe->rx_off;
-		cap = pe->rx_left;
 	}
 	got = cxlfi_bulk_take(ep, pe, m, n, dst, cap);
 	if (!got || got > pe->rx_left) {
@@ -1139,7 +1175,15 @@ static void on_ptr(struct cxlfi_ep *ep, struct cxlfi_peer *pe, const uint8_t *m,
 	if (pe->rx_cur && pe->rx_off < pe->rx_cur->len) {
 		dst = (uint8_t *)pe->rx_cur->buf + pe->rx_off;
 		cap = pe->rx_cur->len - pe->rx_off;
-	} else if (pe->ux_cur) {
+	} else if (pe->ux_cur && pe->rx_left &&
+		   cxlfi_ptr_len(ep, m, n) == pe->rx_left) {
+		/* room for the rest only once its range is known to lie in
+		 * the pool (so it is bounded by data the peer really holds) */
+		if (!ux_reserve(ep, pe, pe->rx_off + pe->rx_left)) {
+			cxlfi_ptr_take(ep, pe, m, n, 0, NULL,
+				       0); /* return it */
+			return;
+		}
 		dst = pe->ux_cur->buf + pe->rx_off;
 		cap = pe->rx_left;
 	}
