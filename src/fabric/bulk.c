@@ -120,6 +120,11 @@ static int xa_ready(struct cxlfi_ep *ep)
 	return ep->xa.pool ? 0 : xa_create(ep);
 }
 
+int cxlfi_xa_prepare(struct cxlfi_ep *ep)
+{
+	return xa_ready(ep);
+}
+
 static void tok_release(struct cxlfi_ep *ep, uint32_t k)
 {
 	struct cxlfi_tok *tk = &ep->tok[k];

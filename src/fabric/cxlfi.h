@@ -77,6 +77,7 @@ enum {
 };
 #define CXLFI_INBOX_CHUNK 16u /* inbox lines per scan step */
 #define CXLFI_HEARTBEAT_MS 100
+#define CXLFI_LINGER_MS 2000u /* fi_close: time for queued sends */
 #define CXLFI_WATCH_MS 250
 
 /* Process-wide message counts (under the domain lock of the ep). */
@@ -299,6 +300,7 @@ struct cxlfi_peer {
 	uint64_t mr_ver;	    /* version of the cached copy */
 	struct cxlfi_mrc *mr_cache; /* the copy */
 	size_t mr_n;
+	bool mr_virt;	      /* its RMA addresses are virtual */
 	uint32_t rma_pending; /* RMA through the channel, not completed */
 	bool dead;
 	size_t ntx;			/* queued sends */
@@ -424,6 +426,8 @@ int cxlfi_ptr_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		   struct cxlfi_tx *t);
 int cxlfi_ack_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		   struct cxlfi_tx *t);
+/* Create our transfer area now if it does not exist (0 or -FI_*). */
+int cxlfi_xa_prepare(struct cxlfi_ep *ep);
 /* Does [buf, buf+len) lie in the pool mapping (pointer passing)? */
 bool cxlfi_ptr_usable(struct cxlfi_ep *ep, const void *buf, size_t len);
 /* Descriptors received: copy to dst (up to cap; NULL drops), return the

@@ -6,7 +6,9 @@
  * itself, with no work at the target. Each endpoint publishes its domain's
  * pool regions in "cxlfi.mr.<index>", written only by its owner:
  *
- *   line 0      magic, entries N, version (odd while an update is under way)
+ *   line 0      magic, entries N, version (odd while an update is under
+ *               way), and whether addresses are virtual (the owner's
+ *               FI_MR_VIRT_ADDR: the origin interprets them the same way)
  *   line 1 + i  entry i: key, pool offset, length, access, base address,
  *               and a nonzero word when in use
  *
@@ -40,7 +42,8 @@ enum {
 enum {
 	H_MAGIC,
 	H_ENTRIES,
-	H_VERSION
+	H_VERSION,
+	H_VIRT
 };
 
 static uint64_t *mrt_line(const struct cxl_obj *o, uint32_t i)
@@ -119,6 +122,7 @@ int cxlfi_mrtab_create(struct cxlfi_ep *ep)
 	memset(hdr, 0, CXL_LINE);
 	hdr[H_MAGIC] = MRT_MAGIC;
 	hdr[H_ENTRIES] = MRT_ENTRIES;
+	hdr[H_VIRT] = ep->dom->mr_virt;
 	ep->mrtab_ver = 0;
 	cxlfi_mrtab_sync(ep);
 	return 0;
@@ -171,6 +175,7 @@ static uint64_t peer_version(cxl_pool *pool, struct cxlfi_peer *pe)
 			return 1;
 		}
 		pe->mr_ver = 1; /* nothing cached yet */
+		pe->mr_virt = hdr[H_VIRT] != 0;
 	}
 	return cxl_nt_load64(pool, mrt_line(&pe->mrtab, 0) + H_VERSION);
 }
@@ -228,8 +233,8 @@ void *cxlfi_mrtab_target(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			continue;
 		if ((c->access & access) != access)
 			return NULL; /* the target reports the error */
-		off = ep->dom->mr_virt ? addr - c->base : addr;
-		if ((ep->dom->mr_virt && addr < c->base) || off > c->len ||
+		off = pe->mr_virt ? addr - c->base : addr;
+		if ((pe->mr_virt && addr < c->base) || off > c->len ||
 		    len > c->len - off)
 			return NULL;
 		return cxl_pool_ptr(pool, c->off + off, len ? len : 1);

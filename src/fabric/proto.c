@@ -164,6 +164,20 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 	cxl_pool *pool = ep->dom->pool;
 	char name[64];
 
+	/* Linger: sends still queued for ring space (injected data above
+	 * all, which has no completion) get up to CXLFI_LINGER_MS to go out
+	 * while live peers drain their channels. */
+	if (ep->self.pool && ep->txpend) {
+		uint64_t until = cxlfi_now_ms() + CXLFI_LINGER_MS;
+
+		while (ep->txpend && cxlfi_now_ms() < until)
+			cxlfi_progress(ep);
+		if (ep->txpend)
+			CXLFI_WARN(FI_LOG_EP_CTRL,
+				   "endpoint %u closed with sends still queued "
+				   "after %u ms; they are dropped\n",
+				   ep->index, CXLFI_LINGER_MS);
+	}
 	/* stop beating before the object goes away */
 	if (ep->self.pool)
 		cxlfi_heartbeat_remove(ep);
@@ -521,6 +535,11 @@ static int push(struct cxlfi_ep *ep, struct cxlfi_peer *pe, struct cxlfi_tx *t)
 			t->started = true;
 			goto ack;
 		}
+		/* the transfer area exists before the first cell goes out,
+		 * so that the message is never left half sent */
+		if ((t->len >= cxlfi_params.bulk_min || t->ptr_ok) &&
+		    (rc = cxlfi_xa_prepare(ep)))
+			return rc;
 		memcpy(ep->tx_scratch + h, &(uint64_t){ t->len }, 8);
 		h += 8;
 		memcpy(ep->tx_scratch + h, t->buf, P - h);
@@ -736,7 +755,9 @@ ssize_t cxlfi_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 
 	t.wait_tok = -1;
 	t.peer = pe->index;
+	/* an RMA write's refusal travels back with its OP_ACK: no pointer */
 	t.ptr_ok = t.len >= cxlfi_params.bulk_min && !(t.flags & FI_INJECT) &&
+		   t.kind != CXLFI_TX_WRITE &&
 		   cxlfi_ptr_usable(ep, t.buf, t.len);
 	/* Sends that complete later, when a token returns, live on the heap
 	 * from the start; the others only if they have to wait. */
@@ -755,6 +776,9 @@ ssize_t cxlfi_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		if (rc == 1) {
 			if (!q)
 				complete_tx(ep, &t, 0);
+			else if (q->wait_tok <
+				 0) /* sent whole, no token taken */
+				tx_done(ep, q, 0);
 			/* else: q completes when its token returns */
 			return 0;
 		}
@@ -960,6 +984,10 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 
 	if ((op & OP_MASK) == OP_FIRST)
 		h += 8;
+	/* the sender gave up on the message in progress (e.g. it could not
+	 * create its transfer area): that one fails, this one is new */
+	if (pe->rx_left)
+		drop_partial(ep, pe, FI_EIO);
 	if (n < h)
 		goto bad;
 	memcpy(&tag, m, 8);
@@ -997,8 +1025,7 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 		else
 			r = cxlfi_rma_read_answer(ep, pe, tag, total,
 						  has_data ? (int)data : 0);
-		if (write && err)
-			pe->ack_err = err;
+		pe->ack_err = write ? err : 0;
 		if (!r && !(r = calloc(1, sizeof(*r))))
 			return -FI_ENOMEM;
 		if (!r->kind)
@@ -1007,6 +1034,7 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 		tagged = false;
 		tag = 0;
 	} else {
+		pe->ack_err = 0; /* its OP_ACK, if any, reports success */
 		if (!tagged)
 			tag = 0;
 		r = take_posted(ep, tagged, pe->index, tag, total);

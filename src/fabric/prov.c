@@ -52,7 +52,7 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 	fprintf(stderr,
 		"cxl-stats: sent %llu recv %llu bytes %llu flush_lines %llu "
 		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu "
-		"direct_rma %llu\n",
+		"nt_lines %llu direct_rma %llu\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -61,6 +61,7 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)(c.fences - c0->fences),
 		(unsigned long long)(c.nt_stores - c0->nt_stores),
 		(unsigned long long)(c.nt_loads - c0->nt_loads),
+		(unsigned long long)(c.nt_lines - c0->nt_lines),
 		(unsigned long long)cxlfi_stats.direct_rma);
 }
 
@@ -315,9 +316,13 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 		(hints && hints->tx_attr
 			 ? hints->tx_attr->op_flags & FI_COMPLETION
 			 : 0);
-	fi->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW | FI_ORDER_WAS |
-				 FI_ORDER_WAW | FI_ORDER_RAR | FI_ORDER_RAW |
-				 FI_ORDER_WAR;
+	/* Per peer, in posting order: sends among themselves, and RMA
+	 * among themselves except a write after a read (a read's answer may
+	 * take its data later, after a later write was applied), and not
+	 * across sends and RMA (direct RMA does not wait for sends still in
+	 * the channel). docs/fabric.md, "RMA". */
+	fi->tx_attr->msg_order =
+		FI_ORDER_SAS | FI_ORDER_WAW | FI_ORDER_RAR | FI_ORDER_RAW;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = inject_size();
 	fi->tx_attr->size = cxlfi_params.ncells;
@@ -341,7 +346,7 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->ep_attr->max_msg_size = CXLFI_MAX_MSG;
 	fi->ep_attr->msg_prefix_size = 0;
 	fi->ep_attr->max_order_raw_size = CXLFI_MAX_MSG;
-	fi->ep_attr->max_order_war_size = CXLFI_MAX_MSG;
+	fi->ep_attr->max_order_war_size = 0; /* not ordered (see msg_order) */
 	fi->ep_attr->max_order_waw_size = CXLFI_MAX_MSG;
 	fi->ep_attr->mem_tag_format = CXLFI_TAG_FORMAT;
 	fi->ep_attr->tx_ctx_cnt = 1;

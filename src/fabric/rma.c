@@ -90,6 +90,10 @@ void cxlfi_rma_read_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			   (unsigned long long)q.key,
 			   (unsigned long long)q.addr,
 			   (unsigned long long)q.len, fi_strerror(err));
+	/* a region in the pool: read what direct writers put there (the
+	 * owner writes back its own stores, docs/coherence.md) */
+	if (p && q.len && cxl_pool_offset(ep->dom->pool, p) != UINT64_MAX)
+		cxl_inval(ep->dom->pool, p, (size_t)q.len);
 	if (cxlfi_connect_back(ep, pe)) {
 		CXLFI_WARN(FI_LOG_EP_DATA,
 			   "cannot answer an RMA read of endpoint %u: no "
@@ -159,6 +163,14 @@ void cxlfi_rma_complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r,
 			   size_t total, uint64_t data, bool has_data)
 {
 	if (r->kind == CXLFI_RX_WRITE) {
+		cxl_pool *pool = ep->dom->pool;
+
+		/* a region in the pool: what we wrote for the origin reaches
+		 * the pool, for origins that read it directly */
+		if (total && cxl_pool_offset(pool, r->buf) != UINT64_MAX) {
+			cxl_flush(pool, r->buf, total);
+			cxl_wfence(pool);
+		}
 		/* remote CQ data of a write is reported at the target */
 		if (has_data && ep->rx_cq)
 			cxlfi_cq_push(ep->rx_cq, NULL,
@@ -235,6 +247,13 @@ static bool direct(struct cxlfi_ep *ep, struct cxlfi_peer *pe, const void *buf,
 	if (!p)
 		return false;
 	if (write) {
+		/* a line we fill only in part is written back whole: take a
+		 * fresh copy of the edge lines first, so that bytes around
+		 * ours are not overwritten with stale ones */
+		if (len && ((uintptr_t)p & (CXL_LINE - 1)))
+			cxl_inval(pool, p, 1);
+		if (len && ((uintptr_t)(p + len) & (CXL_LINE - 1)))
+			cxl_inval(pool, p + len - 1, 1);
 		if (len)
 			cxl_copy_to_pool(pool, p, buf, len);
 		cxl_wfence(pool); /* in the target's memory before completion */
@@ -259,8 +278,9 @@ static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
 	struct cxlfi_peer *pe;
 	ssize_t rc;
 
-	if (len > CXLFI_MAX_MSG)
-		return -FI_EMSGSIZE;
+	if (len > CXLFI_MAX_MSG ||
+	    ((flags & FI_INJECT) && len > ep->cell_payload - 16))
+		return -FI_EMSGSIZE; /* fi_info's inject_size */
 	pthread_mutex_lock(&ep->dom->lock);
 	if (!ep->enabled) {
 		rc = -FI_EOPBADSTATE;
