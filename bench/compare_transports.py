@@ -14,6 +14,11 @@ selected test once per transport (one mpiexec invocation each), or
   mpich-shm  MPICH's own intra-node shared memory (ch4 POSIX shm)
   ofi-shm    libfabric's shm provider
   ofi-tcp    libfabric's tcp provider over loopback
+  cxl-hosts  the cxl provider between 2 emulated hosts (tools/cxlrun:
+             network and UTS namespaces, distinct hostnames; ranks split
+             evenly), in the mode of --cxl-mode
+  tcp-hosts  libfabric's tcp provider between the same 2 hosts, over
+             their veth links
 
 Prints one table per test (and the goals of the issue computed from the
 measured numbers), and writes results/mpi_transports.csv and one plot per
@@ -50,6 +55,7 @@ MPIEXEC = VENV_BIN / "mpiexec"
 DEFAULT_SOURCE = REPO / "bench" / "mpi" / "mpi_bench.c"
 DEFAULT_BUILD_DIR = REPO / "build" / "bench-mpi"
 DEFAULT_PROVIDER_DIR = REPO / "build" / "src" / "fabric"
+CXLRUN = REPO / "tools" / "cxlrun" / "cxlrun"
 DEFAULT_OUT_DIR = REPO / "results"
 PROVIDER_LIB = "libcxl-fi.so"
 CSV_NAME = "mpi_transports.csv"
@@ -98,6 +104,7 @@ class TransportSpec:
     env: tuple[tuple[str, str], ...]  # fixed variables (cxl adds its own)
     marker: str
     color: str
+    hosts: int = 0  # > 0: launched by tools/cxlrun on that many hosts
 
 
 TRANSPORTS = {
@@ -108,6 +115,9 @@ TRANSPORTS = {
             (("FI_PROVIDER", "cxl"), ("MPIR_CVAR_CH4_NETMOD", "ofi"),
              ("MPIR_CVAR_NOLOCAL", "1"), ("FI_CXL_STATS", "1")),
             "o", "tab:red"),
+        # across emulated hosts (network + UTS namespaces, tools/cxlrun)
+        TransportSpec("cxl-hosts", "cxl", (), "P", "tab:purple", hosts=2),
+        TransportSpec("tcp-hosts", "tcp", (), "X", "tab:brown", hosts=2),
         TransportSpec(
             "cxl-coherent", "cxl",
             (("FI_PROVIDER", "cxl"), ("MPIR_CVAR_CH4_NETMOD", "ofi"),
@@ -140,10 +150,13 @@ CXL_ARENA_CAPACITY = "8192"
 # Ratio columns per test: (numerator, denominator).
 RATIOS = {
     "latency": (("cxl", "mpich-shm"), ("cxl", "ofi-shm"), ("ofi-tcp", "cxl"),
-                ("cxl-coherent", "mpich-shm"), ("cxl-coherent", "ofi-shm")),
-    "bw": (("cxl", "mpich-shm"), ("cxl-coherent", "mpich-shm")),
+                ("cxl-coherent", "mpich-shm"), ("cxl-coherent", "ofi-shm"),
+                ("tcp-hosts", "cxl-hosts"), ("cxl-hosts", "mpich-shm")),
+    "bw": (("cxl", "mpich-shm"), ("cxl-coherent", "mpich-shm"),
+           ("cxl-hosts", "tcp-hosts"), ("cxl-hosts", "mpich-shm")),
 }
 
+HOST_RE = re.compile(r"^HOST\s+(\d+)\s+(\d+)\s+(\S+)\s*$", re.M)
 RESULT_RE = re.compile(r"^RESULT\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$", re.M)
 PROVIDER_RE = re.compile(r"^libfabric provider:\s*(\S+).*$", re.M)
 STATS_RE = re.compile(
@@ -210,6 +223,7 @@ class Run:
     unit: str = ""
     stats: CxlStats | None = None
     stats_note: str = ""
+    hosts: dict[int, str] = field(default_factory=dict)  # rank -> host
     size_stats: dict[int, CxlStats] | None = None  # --cxl-stats-per-size
 
     @property
@@ -240,6 +254,7 @@ class Config:
     cxl_stats_per_size: bool
     repeat: int = 1
     no_provider_table: bool = False
+    summary: bool = False
 
 
 # ---- command line ---------------------------------------------------------
@@ -334,6 +349,11 @@ def parse_args(argv: list[str] | None) -> Config:
         help="skip the table of provider latency without MPI (bench/"
              "fi_pingpong: cxl, cxl-coherent and libfabric shm), which the "
              "latency test otherwise adds")
+    p.add_argument(
+        "--summary", action="store_true",
+        help="with the latency and bw tests: one table with both per "
+             "message size (and the cxl coherence columns) instead of one "
+             "table per test")
     a = p.parse_args(argv)
 
     if a.repeat < 1:
@@ -353,7 +373,8 @@ def parse_args(argv: list[str] | None) -> Config:
         build_dir=a.build_dir.resolve(), source=a.source.resolve(),
         provider_dir=a.provider_dir.resolve(), cxl_mode=a.cxl_mode,
         timeout=a.timeout, cxl_stats_per_size=a.cxl_stats_per_size,
-        repeat=a.repeat, no_provider_table=a.no_provider_table)
+        repeat=a.repeat, no_provider_table=a.no_provider_table,
+        summary=a.summary)
 
 
 # ---- setup ----------------------------------------------------------------
@@ -513,8 +534,22 @@ def invoke(cfg: Config, binary: Path, transport: str, test: str,
 
     Returns (exit status or None on timeout, stdout, stderr, seconds)."""
     ranks = TESTS[test].ranks or cfg.ranks
-    cmd = [str(MPIEXEC), "-n", str(ranks), str(binary), test,
-           "--max", str(max_bytes)] + (["--quick"] if cfg.quick else [])
+    spec = TRANSPORTS[transport]
+    prog = [str(binary), test, "--max", str(max_bytes)] + (
+        ["--quick"] if cfg.quick else [])
+    cmd = [str(MPIEXEC), "-n", str(ranks)] + prog
+    if spec.hosts:  # tools/cxlrun makes the hosts, the pool and the env
+        cmd = [str(CXLRUN), "-t", spec.provider, "-H", str(spec.hosts),
+               "--ppn", str(-(-ranks // spec.hosts)), "-n", str(ranks),
+               "--coherence", cfg.cxl_mode,
+               "--provider-dir", str(cfg.provider_dir)] + (
+                   ["--stats"] if spec.provider == "cxl" else []) + [
+                   "--"] + prog
+        env = dict(base_env)
+        env["MPIR_CVAR_DEBUG_SUMMARY"] = "1"
+        start = time.monotonic()
+        rc, out, err = execute(cmd, env, cfg.timeout)
+        return rc, out, err, time.monotonic() - start
     pool_dir = None
     if is_cxl(transport):
         pool_dir = Path(tempfile.mkdtemp(prefix="cxlmpi-bench-",
@@ -559,6 +594,7 @@ def run_one(cfg: Config, binary: Path, transport: str, test: str,
     text = out + "\n" + err
     for w in parse_results(run, out):
         log(f"{transport} {test}: {w}")
+    run.hosts = {int(r): h for r, _, h in HOST_RE.findall(out)}
     providers = PROVIDER_RE.findall(text)
     match = PROVIDER_RE.search(text)
     run.provider_line = match.group(0).strip() if match else ""
@@ -680,10 +716,12 @@ def print_test_table(cfg: Config, test: str,
     sizes = sorted({s for t in cfg.transports
                     for s in runs[(t, test)].points if runs[(t, test)].ok})
     headers = ["size"] + list(cfg.transports)
-    cxl_run = runs.get(("cxl", test))
+    cxl_t = next((t for t in cfg.transports
+                  if is_cxl(t) and t != "cxl-coherent"), None)
+    cxl_run = runs.get((cxl_t, test)) if cxl_t else None
     show_stats = test == "latency" and cxl_run is not None
     if show_stats:
-        headers += ["cxl flush/msg", "cxl fences/msg"]
+        headers += [f"{cxl_t} flush/msg", f"{cxl_t} fences/msg"]
     ratios = [(a, b) for a, b in RATIOS.get(test, ())
               if a in cfg.transports and b in cfg.transports]
     headers += [f"{a}/{b}" for a, b in ratios]
@@ -709,6 +747,42 @@ def print_test_table(cfg: Config, test: str,
         print("(no valid results)")
     if show_stats and cxl_run.ok:
         print_stats_note(cxl_run)
+    print()
+
+
+def print_summary_table(cfg: Config,
+                        runs: dict[tuple[str, str], Run]) -> None:
+    """Latency and bandwidth of every transport in one table per size,
+    with the coherence operations per message of the cxl transport."""
+    ts = cfg.transports
+    lat = {t: runs.get((t, "latency")) for t in ts}
+    bw = {t: runs.get((t, "bw")) for t in ts}
+    cxl_t = next((t for t in ts if is_cxl(t) and t != "cxl-coherent"), None)
+    sizes = sorted({s for r in list(lat.values()) + list(bw.values())
+                    if r and r.ok for s in r.points})
+    print("== latency (us) and bandwidth (MB/s) per message size, "
+          "2 ranks" + (f"; {cxl_t} coherence operations per message "
+                       f"({cfg.cxl_mode} mode)" if cxl_t else ""))
+    headers = (["size"] + [f"lat {t}" for t in ts] + [f"bw {t}" for t in ts]
+               + ([f"{cxl_t} flush/msg", f"{cxl_t} fences/msg"]
+                  if cxl_t else []))
+    rows = []
+    for size in sizes:
+        row = [fmt_size(size)]
+        for group in (lat, bw):
+            for t in ts:
+                r = group[t]
+                row.append(fmt(r.points.get(size)) if r and r.ok else
+                           ("" if r is None else r.status.upper()))
+        if cxl_t:
+            r = lat[cxl_t]
+            st = r.stats_for(size) if r and r.ok else None
+            row += [fmt(st.flush_per_msg if st else None),
+                    fmt(st.fences_per_msg if st else None)]
+        rows.append(row)
+    print_table(headers, rows)
+    if cxl_t and lat[cxl_t] and lat[cxl_t].ok:
+        print_stats_note(lat[cxl_t])
     print()
 
 
@@ -754,12 +828,20 @@ GOALS = tuple(
              ("ofi-tcp", "latency", 8), (c, "latency", 8), 5.0, False),
         Goal(f"1 MiB bandwidth: {c} >= 0.8x mpich-shm",
              (c, "bw", MiB), ("mpich-shm", "bw", MiB), 0.8, False),
-    ))
+    )) + (
+    Goal("8 B latency across hosts: cxl-hosts >= 5x lower than tcp-hosts",
+         ("tcp-hosts", "latency", 8), ("cxl-hosts", "latency", 8), 5.0,
+         False),
+    Goal("1 MiB bandwidth: cxl-hosts >= 0.8x mpich-shm",
+         ("cxl-hosts", "bw", MiB), ("mpich-shm", "bw", MiB), 0.8, False),
+)
 
 
 def goal_lines(runs: dict[tuple[str, str], Run]) -> list[str]:
     lines = []
     for g in GOALS:
+        if any(runs.get((t, te)) is None for t, te, _ in (g.num, g.den)):
+            continue  # a transport or test not selected in this run
         values = []
         missing = []
         for transport, test, size in (g.num, g.den):
@@ -1009,8 +1091,11 @@ def main(argv: list[str] | None = None) -> int:
                             and rep_ == 0):
                         run.size_stats = cxl_stats_per_size(
                             cfg, binary, run, base_env)
+                    where = ", ".join(f"rank {r} on {h}" for r, h in
+                                      sorted(run.hosts.items()))
                     log(f"[{n}/{total}] {test} over {transport}: "
                         f"{run.status} in {run.elapsed:.1f} s"
+                        + (f" ({where})" if where and rep_ == 0 else "")
                         + ("" if run.ok
                            else f" ({run.reason.split(';')[0]})"))
                 tries.setdefault((transport, test), []).append(run)
@@ -1023,8 +1108,11 @@ def main(argv: list[str] | None = None) -> int:
             cfg, provider_latency(cfg, base_env))
 
     print_run_summary(cfg, runs)
-    for test in cfg.tests:
-        print_test_table(cfg, test, runs)
+    if cfg.summary and {"latency", "bw"} <= set(cfg.tests):
+        print_summary_table(cfg, runs)
+    else:
+        for test in cfg.tests:
+            print_test_table(cfg, test, runs)
     print("Goals (computed from this run):")
     for line in goal_lines(runs) + provider_goals:
         print("  " + line)

@@ -19,6 +19,8 @@ APT_PINS=(
 	"pkgconf 1.8.1"
 	"libfabric-dev 1.17.0"
 	"libfabric-bin 1.17.0"
+	"iproute2 6.1.0"    # ip: tools/cxlrun's namespaces, veth and bridge
+	"util-linux 2.38.1" # nsenter, unshare: tools/cxlrun
 )
 
 # Version of an installed package, or nothing. Never fails: under

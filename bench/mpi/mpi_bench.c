@@ -118,6 +118,14 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	{ /* where each rank runs: distinct hosts show distinct names */
+		char host[MPI_MAX_PROCESSOR_NAME];
+		int len;
+
+		MPI_Get_processor_name(host, &len);
+		printf("HOST %d %d %s\n", rank, size, host);
+		fflush(stdout);
+	}
 	if (argc < 2) {
 		if (!rank)
 			fprintf(stderr, "usage: mpi_bench latency|bw|bibw|mbw|"

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# cxlrun end to end: a real MPICH job on 2 emulated hosts once per
+# transport, then cleanup after an interrupted and after a killed run.
+#
+#   test_cxlrun.sh CXLRUN PINGPONG PROVIDER_DIR
+#
+# PINGPONG is MPICH's build of tests/mpi/mpi_pingpong.c (it prints "rank R
+# of N on HOST" and verifies every message). As root, the hosts are network
+# and UTS namespaces, and the test checks:
+#   - the ranks' host names differ (cxl, tcp);
+#   - with tcp, the payload crossed the hosts' veth links;
+#   - with cxl, it did not (only launcher traffic), and the pool's counters
+#     (FI_CXL_STATS) show the messages and bytes;
+#   - Ctrl-C midway, and SIGKILL of cxlrun followed by `cxlrun --cleanup`,
+#     leave no namespace, link, pool file, run directory or process.
+# Without root it checks the fallback (one namespace) instead.
+set -uo pipefail
+CXLRUN=$1 PINGPONG=$2 PROVDIR=$3
+export CXLRUN_DIR
+CXLRUN_DIR=$(mktemp -d /tmp/cxlrun-test.XXXXXX)
+work=$(mktemp -d /tmp/cxlrun-out.XXXXXX)
+trap 'rm -rf "$work"; "$CXLRUN" --cleanup-all >/dev/null 2>&1; rm -rf "$CXLRUN_DIR"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL: $*" >&2
+}
+check() { if eval "$1"; then ok; else bad "$2"; fi; }
+
+# ranks of an ASan build need the sanitizer runtimes (CMake passes them)
+envs=()
+if [ -n "${CXL_MPI_PRELOAD:-}" ]; then
+	envs=(--env "LD_PRELOAD=$CXL_MPI_PRELOAD"
+		--env "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+fi
+
+hosts_of() { grep -oE '^rank [0-9]+ of [0-9]+ on \S+' "$1" | awk '{print $6}' | sort -u | wc -l; }
+json_sum() { # total bytes of one direction over all links
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(v[sys.argv[2]] for v in d.values()))' "$1" "$2"
+}
+stat_field() { # sum of field $2 over the cxl-stats lines of file $1
+	grep -oE "$2 [0-9]+" "$1" | awk '{s += $2} END {print s + 0}'
+}
+
+root=0
+[ "$(id -u)" = 0 ] && root=1
+
+for t in cxl tcp shm; do
+	out=$work/$t.out
+	"$CXLRUN" -t "$t" -H 2 -n 2 --stats --provider-dir "$PROVDIR" \
+		--link-stats "$work/$t.links" "${envs[@]}" -- "$PINGPONG" \
+		>"$out" 2>&1
+	rc=$?
+	check "[ $rc = 0 ]" "$t: cxlrun exit status $rc: $(tail -5 "$out")"
+	check "grep -q 'pingpong: .* 0 bad' '$out'" "$t: ping-pong did not verify"
+	if [ "$t" = shm ]; then
+		check "[ \$(hosts_of '$out') = 1 ]" "shm: ranks not on one host"
+		continue
+	fi
+	if [ $root = 1 ]; then
+		check "[ \$(hosts_of '$out') = 2 ]" "$t: the two ranks did not report distinct host names"
+		tx=$(json_sum "$work/$t.links" tx)
+		# the ping-pong moves over 32 MiB each way (0 B to 16 MiB)
+		if [ "$t" = tcp ]; then
+			check "[ $tx -gt 33554432 ]" "tcp: only $tx bytes crossed the veth links"
+		else
+			check "[ $tx -lt 4194304 ]" "cxl: $tx bytes crossed the veth links (expected launcher traffic only)"
+		fi
+	fi
+	if [ "$t" = cxl ]; then
+		sent=$(stat_field "$out" bytes)
+		check "[ $sent -gt 33554432 ]" "cxl: the pool counters show only $sent bytes sent"
+	fi
+done
+
+# runs left in this CXLRUN_DIR, namespaces, links and pools of run $1
+leftovers() {
+	local id=$1 n=0
+	[ -e "$CXLRUN_DIR/$id" ] && n=$((n + 1))
+	ip netns list 2>/dev/null | grep -q "cxlrun-$id-" && n=$((n + 1))
+	ip -o link 2>/dev/null | grep -q "cxr$id" && n=$((n + 1))
+	[ -e "/dev/shm/cxlrun-$id" ] && n=$((n + 1))
+	pgrep -f "^sleep 3131" >/dev/null && n=$((n + 1))
+	echo $n
+}
+# start a run of a program that sleeps and wait until its ranks run;
+# sets $id (the run) and $spid (cxlrun's pid)
+start_sleeper() {
+	local before
+	before=$(ls "$CXLRUN_DIR")
+	"$CXLRUN" -t cxl -H 2 -n 2 --provider-dir "$PROVDIR" -- sleep 3131 \
+		>"$work/sleeper.out" 2>&1 &
+	spid=$!
+	for _ in $(seq 100); do
+		[ "$(pgrep -fc '^sleep 3131')" -ge 2 ] && break
+		sleep 0.1
+	done
+	id=$(ls "$CXLRUN_DIR" | grep -vxF "$before" | head -1)
+}
+
+if [ $root = 1 ]; then
+	# Ctrl-C midway: cxlrun removes everything itself
+	start_sleeper
+	check "[ -n '$id' ] && [ \$(leftovers $id) -ge 3 ]" "sleeper run did not start (id '$id')"
+	kill -INT "$spid"
+	wait "$spid"
+	check "[ \$(leftovers $id) = 0 ]" "after Ctrl-C, run $id left $(leftovers "$id") kind(s) of objects"
+
+	# SIGKILL of cxlrun: leftovers, then --cleanup removes them, twice
+	start_sleeper
+	kill -KILL "$spid"
+	wait "$spid" 2>/dev/null
+	check "[ \$(leftovers $id) -ge 3 ]" "a killed run left nothing to clean up (test is moot)"
+	"$CXLRUN" --cleanup >"$work/cleanup.out" 2>&1
+	check "[ \$(leftovers $id) = 0 ]" "after --cleanup, run $id left $(leftovers "$id") kind(s) of objects: $(cat "$work/cleanup.out")"
+	"$CXLRUN" --cleanup >"$work/cleanup2.out" 2>&1
+	check "grep -q 'nothing left behind' '$work/cleanup2.out'" "a second --cleanup was not a no-op"
+else
+	echo "test_cxlrun: not root: namespace and cleanup checks skipped"
+fi
+
+echo "test_cxlrun: $pass passed, $fail failed"
+[ $fail = 0 ]
