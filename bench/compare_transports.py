@@ -907,8 +907,8 @@ def plot_test(cfg: Config, test: str,
     for run in series:
         t = TRANSPORTS[run.transport]
         sizes = sorted(run.points)
-        label = (f"cxl ({cfg.cxl_mode})" if run.transport == "cxl"
-                 else run.transport)
+        label = (f"{run.transport} ({cfg.cxl_mode})"
+                 if run.transport in ("cxl", "cxl-hosts") else run.transport)
         ax.plot(sizes, [run.points[s] for s in sizes], marker=t.marker,
                 color=t.color, markersize=4, linewidth=1.5, label=label)
     largest = max(max(run.points) for run in series)
