@@ -2,10 +2,12 @@
 # cxlrun end to end: a real MPICH job on 2 emulated hosts once per
 # transport, then cleanup after an interrupted and after a killed run.
 #
-#   test_cxlrun.sh CXLRUN PINGPONG PROVIDER_DIR
+#   test_cxlrun.sh CXLRUN PINGPONG PROVIDER_DIR [OMPI_PINGPONG]
 #
 # PINGPONG is MPICH's build of tests/mpi/mpi_pingpong.c (it prints "rank R
-# of N on HOST" and verifies every message). As root, the hosts are network
+# of N on HOST" and verifies every message), OMPI_PINGPONG Open MPI's; the
+# transports run under both (shm under MPICH), and once more without
+# namespaces (the fallback without root). As root, the hosts are network
 # and UTS namespaces, and the test checks:
 #   - the ranks' host names differ (cxl, tcp);
 #   - with tcp, the payload crossed the hosts' veth links;
@@ -15,7 +17,7 @@
 #     leave no namespace, link, pool file, run directory or process.
 # Without root it checks the fallback (one namespace) instead.
 set -uo pipefail
-CXLRUN=$1 PINGPONG=$2 PROVDIR=$3
+CXLRUN=$1 PINGPONG=$2 PROVDIR=$3 OPINGPONG=${4:-}
 export CXLRUN_DIR
 CXLRUN_DIR=$(mktemp -d /tmp/cxlrun-test.XXXXXX)
 work=$(mktemp -d /tmp/cxlrun-out.XXXXXX)
@@ -46,33 +48,51 @@ stat_field() { # sum of field $2 over the cxl-stats lines of file $1
 root=0
 [ "$(id -u)" = 0 ] && root=1
 
-for t in cxl tcp shm; do
-	out=$work/$t.out
-	"$CXLRUN" -t "$t" -H 2 -n 2 --stats --provider-dir "$PROVDIR" \
-		--link-stats "$work/$t.links" "${envs[@]}" -- "$PINGPONG" \
+# one run: $1 mpi, $2 transport, $3 program, then cxlrun options
+run_one() {
+	local mpi=$1 t=$2 prog=$3 tag=$1-$2
+	shift 3
+	out=$work/$tag.out
+	"$CXLRUN" --mpi "$mpi" -t "$t" -H 2 -n 2 --stats --provider-dir "$PROVDIR" \
+		--link-stats "$work/$tag.links" "${envs[@]}" "$@" -- "$prog" \
 		>"$out" 2>&1
 	rc=$?
-	check "[ $rc = 0 ]" "$t: cxlrun exit status $rc: $(tail -5 "$out")"
-	check "grep -q 'pingpong: .* 0 bad' '$out'" "$t: ping-pong did not verify"
+	check "[ $rc = 0 ]" "$tag: cxlrun exit status $rc: $(tail -5 "$out")"
+	check "grep -q 'pingpong: .* 0 bad' '$out'" "$tag: ping-pong did not verify"
+}
+
+runs="mpich:cxl mpich:tcp mpich:shm"
+[ -n "$OPINGPONG" ] && runs="$runs ompi:cxl ompi:tcp"
+for r in $runs; do
+	mpi=${r%%:*} t=${r#*:}
+	prog=$PINGPONG
+	[ "$mpi" = ompi ] && prog=$OPINGPONG
+	run_one "$mpi" "$t" "$prog"
+	tag=$mpi-$t
 	if [ "$t" = shm ]; then
-		check "[ \$(hosts_of '$out') = 1 ]" "shm: ranks not on one host"
+		check "[ \$(hosts_of '$out') = 1 ]" "$tag: ranks not on one host"
 		continue
 	fi
 	if [ $root = 1 ]; then
-		check "[ \$(hosts_of '$out') = 2 ]" "$t: the two ranks did not report distinct host names"
-		tx=$(json_sum "$work/$t.links" tx)
+		check "[ \$(hosts_of '$out') = 2 ]" "$tag: the two ranks did not report distinct host names"
+		tx=$(json_sum "$work/$tag.links" tx)
 		# the ping-pong moves over 32 MiB each way (0 B to 16 MiB)
 		if [ "$t" = tcp ]; then
-			check "[ $tx -gt 33554432 ]" "tcp: only $tx bytes crossed the veth links"
+			check "[ $tx -gt 33554432 ]" "$tag: only $tx bytes crossed the veth links"
 		else
-			check "[ $tx -lt 4194304 ]" "cxl: $tx bytes crossed the veth links (expected launcher traffic only)"
+			check "[ $tx -lt 4194304 ]" "$tag: $tx bytes crossed the veth links (expected launcher traffic only)"
 		fi
 	fi
 	if [ "$t" = cxl ]; then
 		sent=$(stat_field "$out" bytes)
-		check "[ $sent -gt 33554432 ]" "cxl: the pool counters show only $sent bytes sent"
+		check "[ $sent -gt 33554432 ]" "$tag: the pool counters show only $sent bytes sent"
 	fi
 done
+
+# the fallback without namespaces: one hostname, traffic still in the pool
+run_one mpich cxl "$PINGPONG" --no-netns
+check "grep -q 'no network namespaces' '$out'" "fallback: cxlrun did not say it emulates the hosts in one namespace"
+check "[ \$(stat_field '$out' bytes) -gt 33554432 ]" "fallback: no traffic in the pool counters"
 
 # runs left in this CXLRUN_DIR, namespaces, links and pools of run $1
 leftovers() {
