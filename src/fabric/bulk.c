@@ -115,14 +115,9 @@ static int xa_create(struct cxlfi_ep *ep)
 	return 0;
 }
 
-static int xa_ready(struct cxlfi_ep *ep)
-{
-	return ep->xa.pool ? 0 : xa_create(ep);
-}
-
 int cxlfi_xa_prepare(struct cxlfi_ep *ep)
 {
-	return xa_ready(ep);
+	return ep->xa.pool ? 0 : xa_create(ep);
 }
 
 static void tok_release(struct cxlfi_ep *ep, uint32_t k)
@@ -206,7 +201,7 @@ int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	size_t n;
 	int rc, k;
 
-	if ((rc = xa_ready(ep)))
+	if ((rc = cxlfi_xa_prepare(ep)))
 		return rc;
 	/* the descriptor must fit before a slot is spent */
 	if (!cxl_ring_send_ready(pe->tx) || (k = data_slot(ep, pe)) < 0)
@@ -238,7 +233,7 @@ int cxlfi_ptr_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	struct desc_ptr d = { 0 };
 	int rc, k;
 
-	if ((rc = xa_ready(ep)))
+	if ((rc = cxlfi_xa_prepare(ep)))
 		return rc;
 	if (!cxl_ring_send_ready(pe->tx) ||
 	    (k = tok_take(ep, pe, XA_SLOTS, XA_TOKENS)) < 0)
@@ -268,7 +263,7 @@ int cxlfi_ack_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	struct desc_bulk d = { 0 };
 	int rc, k;
 
-	if ((rc = xa_ready(ep)))
+	if ((rc = cxlfi_xa_prepare(ep)))
 		return rc;
 	if (!cxl_ring_send_ready(pe->tx) ||
 	    (k = tok_take(ep, pe, XA_SLOTS, XA_TOKENS)) < 0)
