@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libcxlmpi, first slice (issue 5): a PMPI layer that puts MPI memory in
+ * the CXL pool, so that the cxl provider moves it without staging copies.
+ *
+ *  - MPI_Alloc_mem returns pool memory: an arena object per allocation,
+ *    in the process's shared attachment (cxl_pool_attach_shared), which
+ *    the provider shares. A send from such a buffer passes a pointer (the
+ *    receiver copies once), and a window created over it (MPI_Win_create)
+ *    is registered by the MPI library in the pool, where origins read and
+ *    write it directly (the provider's region tables).
+ *    MPI_Free_mem gives it back. With the info key "cxl_pool" = "false",
+ *    or CXLMPI_ALLOC_MEM=0, or no pool configured (CXL_POOL unset), the
+ *    MPI library's own allocator is used, unchanged.
+ *  - Coherence at synchronization points, for windows whose memory lies
+ *    in the pool: before MPI_Win_fence, _post, _complete, _unlock,
+ *    _unlock_all, _flush(_all) and _sync, this process writes back the
+ *    lines of the window it stored to; after MPI_Win_fence, _start,
+ *    _wait, _lock, _lock_all and _sync, it writes those back too and then
+ *    invalidates the window, so that its loads see what origins wrote
+ *    directly. The lines it stored to are found by comparing the window
+ *    with a private snapshot taken at the last invalidation: only those
+ *    are written back, never a line that only origins changed (writing
+ *    back a stale copy of it would undo their writes). Two hosts writing
+ *    different bytes of one line in one epoch remain unsafe.
+ *
+ * Built once per MPI library (its mpicc): libcxlmpi-mpich.so and
+ * libcxlmpi-ompi.so. Load it with LD_PRELOAD (cxlrun --cxlmpi) or link it.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "cxlshm/cxlshm.h"
+
+/* One allocation in the pool. */
+struct pool_mem {
+	struct pool_mem *next;
+	struct cxl_obj obj;
+	char name[64];
+};
+
+/* One window over pool memory. */
+struct pool_win {
+	struct pool_win *next;
+	MPI_Win win;
+	uint8_t *base;
+	size_t size;
+	uint8_t *shadow; /* the window as of the last invalidation */
+};
+
+static cxl_pool *pool;
+static int pool_state; /* 0 untried, 1 attached, -1 not available */
+static struct pool_mem *mems;
+static struct pool_win *wins;
+static unsigned long mem_seq;
+
+static cxl_pool *get_pool(void)
+{
+	struct cxl_pool_opts o;
+	const char *e = getenv("CXLMPI_ALLOC_MEM");
+
+	if (pool_state)
+		return pool_state > 0 ? pool : NULL;
+	pool_state = -1;
+	if (e && !strcmp(e, "0"))
+		return NULL;
+	if (!getenv("CXL_POOL"))
+		return NULL; /* no pool configured: the MPI's allocator */
+	if (cxl_opts_from_env(&o) || cxl_pool_attach_shared(&o, &pool)) {
+		fprintf(stderr,
+			"libcxlmpi: cannot attach the pool (%s); MPI_Alloc_mem "
+			"uses the MPI library's allocator\n",
+			cxl_errmsg());
+		return NULL;
+	}
+	pool_state = 1;
+	return pool;
+}
+
+static bool info_says_no(MPI_Info info)
+{
+	char v[16];
+	int flag = 0;
+
+	if (info == MPI_INFO_NULL)
+		return false;
+	PMPI_Info_get(info, "cxl_pool", sizeof(v) - 1, v, &flag);
+	return flag && (!strcmp(v, "false") || !strcmp(v, "0"));
+}
+
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+	cxl_pool *p = info_says_no(info) || size <= 0 ? NULL : get_pool();
+	struct pool_mem *m;
+
+	if (!p || !(m = calloc(1, sizeof(*m))))
+		return PMPI_Alloc_mem(size, info, baseptr);
+	snprintf(m->name, sizeof(m->name), "cxlmpi.mem.%ld.%lu", (long)getpid(),
+		 ++mem_seq);
+	if (cxl_obj_create(p, m->name, (uint64_t)size, CXL_OBJ_ALIGN_2M,
+			   &m->obj)) {
+		fprintf(stderr,
+			"libcxlmpi: no pool memory for %lld bytes (%s); using "
+			"the MPI library's allocator\n",
+			(long long)size, cxl_errmsg());
+		free(m);
+		return PMPI_Alloc_mem(size, info, baseptr);
+	}
+	m->next = mems;
+	mems = m;
+	*(void **)baseptr = m->obj.ptr;
+	return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void *base)
+{
+	for (struct pool_mem **pp = &mems; *pp; pp = &(*pp)->next) {
+		struct pool_mem *m = *pp;
+
+		if (m->obj.ptr != base)
+			continue;
+		*pp = m->next;
+		cxl_obj_close(&m->obj);
+		cxl_obj_destroy(pool, m->name);
+		free(m);
+		return MPI_SUCCESS;
+	}
+	return PMPI_Free_mem(base);
+}
+
+/* ---- windows over pool memory ------------------------------------------- */
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+		   MPI_Comm comm, MPI_Win *win)
+{
+	int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
+	struct pool_win *w;
+
+	if (rc != MPI_SUCCESS || !pool || size <= 0 ||
+	    cxl_pool_offset(pool, base) == UINT64_MAX)
+		return rc;
+	if ((w = calloc(1, sizeof(*w))) && (w->shadow = malloc((size_t)size))) {
+		w->win = *win;
+		w->base = base;
+		w->size = (size_t)size;
+		/* our stores so far reach the pool (nobody else can have
+		 * written this memory yet), and the snapshot starts here */
+		cxl_flush(pool, base, (size_t)size);
+		cxl_wfence(pool);
+		memcpy(w->shadow, base, (size_t)size);
+		w->next = wins;
+		wins = w;
+	} else if (w) {
+		fprintf(stderr,
+			"libcxlmpi: no memory for the snapshot of a "
+			"window of %lld bytes; it is not kept coherent\n",
+			(long long)size);
+		free(w);
+	}
+	return rc;
+}
+
+int MPI_Win_free(MPI_Win *win)
+{
+	for (struct pool_win **pp = &wins; *pp; pp = &(*pp)->next)
+		if ((*pp)->win == *win) {
+			struct pool_win *w = *pp;
+
+			*pp = w->next;
+			free(w->shadow);
+			free(w);
+			break;
+		}
+	return PMPI_Win_free(win);
+}
+
+static struct pool_win *find(MPI_Win win)
+{
+	for (struct pool_win *w = wins; w; w = w->next)
+		if (w->win == win)
+			return w;
+	return NULL;
+}
+
+/* Our stores to the window reach the pool before others read it: the
+ * lines that differ from the snapshot, and only those. */
+static void publish_w(struct pool_win *w)
+{
+	size_t off = 0, head = (uintptr_t)w->base & (CXL_LINE - 1);
+
+	for (size_t n; off < w->size; off += n) {
+		n = CXL_LINE - ((head + off) & (CXL_LINE - 1));
+		if (n > w->size - off)
+			n = w->size - off;
+		if (memcmp(w->base + off, w->shadow + off, n)) {
+			cxl_flush(pool, w->base + off, n);
+			memcpy(w->shadow + off, w->base + off, n);
+		}
+	}
+	cxl_wfence(pool);
+}
+
+static void publish(MPI_Win win)
+{
+	struct pool_win *w = find(win);
+
+	if (w)
+		publish_w(w);
+}
+
+/* Loads after this see what origins wrote to the window; our own stores
+ * are written back first, so that the invalidation cannot drop them. */
+static void refresh(MPI_Win win)
+{
+	struct pool_win *w = find(win);
+
+	if (!w)
+		return;
+	publish_w(w);
+	cxl_inval(pool, w->base, w->size);
+	memcpy(w->shadow, w->base, w->size);
+}
+
+int MPI_Win_fence(int assert, MPI_Win win)
+{
+	int rc;
+
+	publish(win);
+	rc = PMPI_Win_fence(assert, win);
+	refresh(win);
+	return rc;
+}
+
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+	publish(win);
+	return PMPI_Win_post(group, assert, win);
+}
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+	int rc = PMPI_Win_start(group, assert, win);
+
+	refresh(win);
+	return rc;
+}
+
+int MPI_Win_complete(MPI_Win win)
+{
+	publish(win);
+	return PMPI_Win_complete(win);
+}
+
+int MPI_Win_wait(MPI_Win win)
+{
+	int rc = PMPI_Win_wait(win);
+
+	refresh(win);
+	return rc;
+}
+
+int MPI_Win_lock(int type, int rank, int assert, MPI_Win win)
+{
+	int rc = PMPI_Win_lock(type, rank, assert, win);
+
+	refresh(win);
+	return rc;
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win)
+{
+	publish(win);
+	return PMPI_Win_unlock(rank, win);
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+	int rc = PMPI_Win_lock_all(assert, win);
+
+	refresh(win);
+	return rc;
+}
+
+int MPI_Win_unlock_all(MPI_Win win)
+{
+	publish(win);
+	return PMPI_Win_unlock_all(win);
+}
+
+int MPI_Win_flush(int rank, MPI_Win win)
+{
+	publish(win);
+	return PMPI_Win_flush(rank, win);
+}
+
+int MPI_Win_flush_all(MPI_Win win)
+{
+	publish(win);
+	return PMPI_Win_flush_all(win);
+}
+
+int MPI_Win_sync(MPI_Win win)
+{
+	int rc;
+
+	publish(win);
+	rc = PMPI_Win_sync(win);
+	refresh(win);
+	return rc;
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# libcxlmpi end to end: tests/mpi/mpi_poolmem.c on 2 emulated hosts
+# (tools/cxlrun), with libcxlmpi preloaded, in the coherent and the
+# non-coherent mode, under MPICH and Open MPI:
+#   - every value the program checks is right ("poolmem: N checks, 0 bad");
+#   - under MPICH, RMA to windows over MPI_Alloc_mem memory is done directly
+#     in the pool (FI_CXL_STATS direct_rma > 0), and is not without
+#     libcxlmpi (direct_rma = 0: the same program, the ordinary path).
+#
+#   test_poolmem.sh CXLRUN PROVIDER_DIR MPICH_PROG MPICH_LIB [OMPI_PROG OMPI_LIB]
+set -uo pipefail
+CXLRUN=$1 PROVDIR=$2 MPROG=$3 MLIB=$4 OPROG=${5:-} OLIB=${6:-}
+export CXLRUN_DIR
+CXLRUN_DIR=$(mktemp -d /tmp/poolmem-test.XXXXXX)
+out=$(mktemp /tmp/poolmem-out.XXXXXX)
+trap 'rm -f "$out"; rm -rf "$CXLRUN_DIR"' EXIT
+pass=0 fail=0
+check() {
+	if eval "$1"; then pass=$((pass + 1)); else
+		fail=$((fail + 1))
+		echo "FAIL: $2" >&2
+		tail -15 "$out" >&2
+	fi
+}
+direct() { grep -oE 'direct_rma [0-9]+' "$out" | awk '{s += $2} END {print s + 0}'; }
+
+# ranks of an ASan build need the sanitizer runtimes first
+pre=${CXL_MPI_PRELOAD:+$CXL_MPI_PRELOAD:}
+asan=()
+[ -n "${CXL_MPI_PRELOAD:-}" ] && asan=(--env "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+
+run() { # mpi prog lib mode
+	local lib=()
+	[ -n "$3" ] && lib=(--env "LD_PRELOAD=$pre$3")
+	[ -z "$3" ] && [ -n "$pre" ] && lib=(--env "LD_PRELOAD=${pre%:}")
+	"$CXLRUN" --mpi "$1" -t cxl -H 2 -n 2 --stats --coherence "$4" \
+		--provider-dir "$PROVDIR" "${lib[@]}" "${asan[@]}" -- "$2" >"$out" 2>&1
+}
+
+for mode in coherent emulated; do
+	run mpich "$MPROG" "$MLIB" $mode
+	check "grep -q 'poolmem: [0-9]* checks, 0 bad' '$out'" "mpich $mode with libcxlmpi: bad values"
+	check "[ \$(direct) -gt 0 ]" "mpich $mode with libcxlmpi: no direct RMA"
+done
+run mpich "$MPROG" "" coherent
+check "grep -q 'poolmem: [0-9]* checks, 0 bad' '$out'" "mpich without libcxlmpi: bad values"
+check "[ \$(direct) = 0 ]" "mpich without libcxlmpi: direct RMA without pool windows"
+if [ -n "$OPROG" ]; then
+	run ompi "$OPROG" "$OLIB" emulated
+	check "grep -q 'poolmem: [0-9]* checks, 0 bad' '$out'" "ompi emulated with libcxlmpi: bad values"
+fi
+echo "test_poolmem: $pass passed, $fail failed"
+[ $fail = 0 ]
