@@ -13,16 +13,18 @@
  *    or CXLMPI_ALLOC_MEM=0, or no pool configured (CXL_POOL unset), the
  *    MPI library's own allocator is used, unchanged.
  *  - Coherence at synchronization points, for windows whose memory lies
- *    in the pool: before MPI_Win_fence, _post, _complete, _unlock,
- *    _unlock_all, _flush(_all) and _sync, this process writes back the
+ *    in the pool: before MPI_Win_fence, _post, _complete, _unlock_all,
+ *    _sync and _unlock of its own rank, this process writes back the
  *    lines of the window it stored to; after MPI_Win_fence, _start,
- *    _wait, _lock, _lock_all and _sync, it writes those back too and then
- *    invalidates the window, so that its loads see what origins wrote
- *    directly. The lines it stored to are found by comparing the window
- *    with a private snapshot taken at the last invalidation: only those
- *    are written back, never a line that only origins changed (writing
- *    back a stale copy of it would undo their writes). Two hosts writing
- *    different bytes of one line in one epoch remain unsafe.
+ *    _wait, _lock_all, _sync and _lock of its own rank, it writes those
+ *    back too and then invalidates the window, so that its loads see what
+ *    origins wrote directly. MPI_Win_flush(_all) completes the origin's
+ *    operations, which the provider already wrote back: nothing to add. The
+ * lines it stored to are found by comparing the window with a private snapshot
+ * taken at the last invalidation: only those are written back, never a line
+ * that only origins changed (writing back a stale copy of it would undo their
+ * writes). Two hosts writing different bytes of one line in one epoch remain
+ * unsafe.
  *
  * Built once per MPI library (its mpicc): libcxlmpi-mpich.so and
  * libcxlmpi-ompi.so. Load it with LD_PRELOAD (cxlrun --cxlmpi) or link it.
@@ -52,6 +54,7 @@ struct pool_win {
 	uint8_t *base;
 	size_t size;
 	uint8_t *shadow; /* the window as of the last invalidation */
+	int rank;	 /* ours in the window's communicator */
 };
 
 static cxl_pool *pool;
@@ -147,6 +150,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
 		return rc;
 	if ((w = calloc(1, sizeof(*w))) && (w->shadow = malloc((size_t)size))) {
 		w->win = *win;
+		PMPI_Comm_rank(comm, &w->rank);
 		w->base = base;
 		w->size = (size_t)size;
 		/* our stores so far reach the pool (nobody else can have
@@ -265,17 +269,29 @@ int MPI_Win_wait(MPI_Win win)
 	return rc;
 }
 
+/* Locking one's own window is how a process reads and writes its window
+ * memory in a passive-target epoch: only then does it refresh and
+ * publish; an origin locking a peer has nothing of its own to move. */
+static bool self(int rank, MPI_Win win)
+{
+	struct pool_win *w = find(win);
+
+	return w && w->rank == rank;
+}
+
 int MPI_Win_lock(int type, int rank, int assert, MPI_Win win)
 {
 	int rc = PMPI_Win_lock(type, rank, assert, win);
 
-	refresh(win);
+	if (self(rank, win))
+		refresh(win);
 	return rc;
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
-	publish(win);
+	if (self(rank, win))
+		publish(win);
 	return PMPI_Win_unlock(rank, win);
 }
 
@@ -291,18 +307,6 @@ int MPI_Win_unlock_all(MPI_Win win)
 {
 	publish(win);
 	return PMPI_Win_unlock_all(win);
-}
-
-int MPI_Win_flush(int rank, MPI_Win win)
-{
-	publish(win);
-	return PMPI_Win_flush(rank, win);
-}
-
-int MPI_Win_flush_all(MPI_Win win)
-{
-	publish(win);
-	return PMPI_Win_flush_all(win);
 }
 
 int MPI_Win_sync(MPI_Win win)
