@@ -7,9 +7,14 @@
 #     in the pool (FI_CXL_STATS direct_rma > 0), and is not without
 #     libcxlmpi (direct_rma = 0: the same program, the ordinary path).
 #
-#   test_poolmem.sh CXLRUN PROVIDER_DIR MPICH_PROG MPICH_LIB [OMPI_PROG OMPI_LIB]
+# and tests/mpi/mpi_shwin.c under MPICH, coherent and emulated: a shared
+# window across the 2 hosts (MPI_Win_allocate_shared), loads and stores
+# through MPI_Win_shared_query pointers, producer/consumer with
+# MPI_Win_sync; MPI_Win_allocate in the pool with direct RMA.
+#
+#   test_poolmem.sh CXLRUN PROVIDER_DIR MPICH_PROG MPICH_LIB MPICH_SHWIN [OMPI_PROG OMPI_LIB]
 set -uo pipefail
-CXLRUN=$1 PROVDIR=$2 MPROG=$3 MLIB=$4 OPROG=${5:-} OLIB=${6:-}
+CXLRUN=$1 PROVDIR=$2 MPROG=$3 MLIB=$4 SHWIN=$5 OPROG=${6:-} OLIB=${7:-}
 export CXLRUN_DIR
 CXLRUN_DIR=$(mktemp -d /tmp/poolmem-test.XXXXXX)
 out=$(mktemp /tmp/poolmem-out.XXXXXX)
@@ -41,6 +46,11 @@ for mode in coherent emulated; do
 	run mpich "$MPROG" "$MLIB" $mode
 	check "grep -q 'poolmem: [0-9]* checks, 0 bad' '$out'" "mpich $mode with libcxlmpi: bad values"
 	check "[ \$(direct) -gt 0 ]" "mpich $mode with libcxlmpi: no direct RMA"
+done
+for mode in coherent emulated; do
+	run mpich "$SHWIN" "$MLIB" $mode
+	check "grep -q 'shwin: 10 checks, 0 bad' '$out'" "mpich $mode: shared window across hosts"
+	check "[ \$(direct) -gt 0 ]" "mpich $mode: MPI_Win_allocate window without direct RMA"
 done
 run mpich "$MPROG" "" coherent
 check "grep -q 'poolmem: [0-9]* checks, 0 bad' '$out'" "mpich without libcxlmpi: bad values"
