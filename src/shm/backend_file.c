@@ -93,13 +93,28 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 				  path);
 	}
 	if (!*created) {
-		/* Another process may be creating it: wait for its lock. */
-		if (flock(fd, LOCK_SH) != 0 || fstat(fd, &st) != 0) {
-			close(fd);
-			return cxl_seterr(CXL_ESYS, "cannot lock %s: %s", path,
-					  strerror(errno));
+		/* Another process may be creating it: wait for its lock. Its
+		 * O_EXCL open comes before its flock, so an empty file means
+		 * the creator has not taken the lock yet: wait for it (up to
+		 * CXL_LOCK_TIMEOUT_MS), rather than take the file as too small.
+		 */
+		uint64_t t0 = cxl_now_ns();
+
+		for (;;) {
+			if (flock(fd, LOCK_SH) != 0 || fstat(fd, &st) != 0) {
+				close(fd);
+				return cxl_seterr(CXL_ESYS,
+						  "cannot lock %s: %s", path,
+						  strerror(errno));
+			}
+			flock(fd, LOCK_UN);
+			if (st.st_size > 0 || !p->opts.create ||
+			    cxl_now_ns() - t0 >
+				    (uint64_t)p->opts.lock_timeout_ms *
+					    1000000ull)
+				break;
+			usleep(1000);
 		}
-		flock(fd, LOCK_UN);
 	}
 	p->fd = fd;
 	p->size = *created ? p->opts.size : (uint64_t)st.st_size;

@@ -159,6 +159,47 @@ static void test_attach_errors(void)
 	write_file(tp.path, 1u << 20, 0);
 	CHECK_RC(cxl_pool_attach(&o, &p), CXL_ETOOSMALL);
 
+	/* an empty file is a creator between its O_EXCL open and its lock:
+	 * waited for (up to the lock timeout) before it is refused */
+	{
+		uint64_t t0;
+
+		write_file(tp.path, 0, 0);
+		o.lock_timeout_ms = 300;
+		t0 = cxl_now_ns();
+		CHECK_RC(cxl_pool_attach(&o, &p), CXL_ETOOSMALL);
+		CHECK(cxl_now_ns() - t0 >= 250000000ull);
+		topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+		unlink(tp.path);
+	}
+
+	/* 8 processes attaching one new pool at once all succeed, 10 times
+	 * (one creates it; the others wait for it, never see it half made) */
+	for (int round = 0; round < 10; round++) {
+		int ok = 0;
+
+		unlink(tp.path);
+		for (int k = 0; k < 8; k++)
+			if (fork() == 0) {
+				cxl_pool *mine;
+				struct cxl_pool_opts qo = o;
+
+				qo.host_id = (uint32_t)k % 4;
+				_exit(cxl_pool_attach(&qo, &mine) == CXL_OK
+					      ? 0
+					      : 1);
+			}
+		for (int k = 0; k < 8; k++) {
+			int st;
+
+			if (wait(&st) > 0 && WIFEXITED(st) && !WEXITSTATUS(st))
+				ok++;
+		}
+		CHECK(ok == 8);
+	}
+	unlink(tp.path);
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+
 	/* an existing file that is not a pool: refused, and not touched */
 	write_file(tp.path, 8u << 20, 0xab);
 	CHECK_RC(cxl_pool_attach(&o, &p), CXL_EFOREIGN);
