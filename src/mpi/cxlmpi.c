@@ -19,7 +19,8 @@
  *    _wait, _lock_all, _sync and _lock of its own rank, it writes those
  *    back too and then invalidates the window, so that its loads see what
  *    origins wrote directly. MPI_Win_flush(_all) completes the origin's
- *    operations, which the provider already wrote back: nothing to add. The
+ *    operations, which the provider already wrote back: nothing to add.
+ *    MPI_Barrier does both for every pool window of the process. The
  * lines it stored to are found by comparing the window with a private snapshot
  * taken at the last invalidation: only those are written back, never a line
  * that only origins changed (writing back a stale copy of it would undo their
@@ -506,6 +507,28 @@ int MPI_Win_unlock_all(MPI_Win win)
 {
 	publish(win);
 	return PMPI_Win_unlock_all(win);
+}
+
+/* MPI_Barrier: the stores before it reach the pool, and loads after it
+ * see the others' stores, in every pool window of the calling process (as
+ * Win_sync + Barrier + Win_sync would). Only while pool windows exist. */
+int MPI_Barrier(MPI_Comm comm)
+{
+	int rc;
+
+	for (struct pool_win *w = wins; w; w = w->next)
+		if (w->size)
+			publish_w(w);
+	rc = PMPI_Barrier(comm);
+	/* as refresh(): what the MPI library stored into the window during
+	 * the barrier (RMA it applied for origins) is written back first */
+	for (struct pool_win *w = wins; w; w = w->next)
+		if (w->size) {
+			publish_w(w);
+			cxl_inval(pool, w->base, w->size);
+			memcpy(w->shadow, w->base, w->size);
+		}
+	return rc;
 }
 
 int MPI_Win_sync(MPI_Win win)

@@ -86,6 +86,18 @@ int main(int argc, char **argv)
 			ok &= s0[i] == 7 * i;
 		check(ok, "the producer's data, after its flag");
 	}
+	/* MPI_Barrier alone orders stores and loads of pool windows too */
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < N; i++)
+		mine[i] = rank * 300000 + i;
+	MPI_Barrier(MPI_COMM_WORLD);
+	{
+		int ok = 1;
+
+		for (int i = 0; i < N; i++)
+			ok &= seg[i] == right * 300000 + i;
+		check(ok, "loads after MPI_Barrier alone");
+	}
 	MPI_Win_unlock_all(win);
 	MPI_Win_free(&win);
 

@@ -49,7 +49,7 @@ for mode in coherent emulated; do
 done
 for mode in coherent emulated; do
 	run mpich "$SHWIN" "$MLIB" $mode
-	check "grep -q 'shwin: 10 checks, 0 bad' '$out'" "mpich $mode: shared window across hosts"
+	check "grep -q 'shwin: 12 checks, 0 bad' '$out'" "mpich $mode: shared window across hosts"
 	check "[ \$(direct) -gt 0 ]" "mpich $mode: MPI_Win_allocate window without direct RMA"
 done
 run mpich "$MPROG" "" coherent
