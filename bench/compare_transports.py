@@ -453,16 +453,21 @@ def run_environment(cfg: Config, spec: TransportSpec, base: dict[str, str],
     env["MPIR_CVAR_DEBUG_SUMMARY"] = "1"
     if spec.provider == "cxl":
         assert pool_dir is not None
-        env.update({
-            "FI_PROVIDER_PATH": str(cfg.provider_dir),
-            "CXL_POOL": str(pool_dir / "pool"),
-            "CXL_RUNDIR": str(pool_dir),
-            "CXL_POOL_SIZE": CXL_POOL_SIZE,
-            "CXL_ARENA_CAPACITY": CXL_ARENA_CAPACITY,
-            "CXL_JOB": f"bench-{os.getpid()}",
-            "CXL_COHERENCE": cxl_mode_of(cfg, spec.name),
-        })
+        env.update(cxl_env(cfg, pool_dir, cxl_mode_of(cfg, spec.name)))
     return env
+
+
+def cxl_env(cfg: Config, pool_dir: Path, mode: str) -> dict[str, str]:
+    """The provider's path and a private pool in pool_dir."""
+    return {
+        "FI_PROVIDER_PATH": str(cfg.provider_dir),
+        "CXL_POOL": str(pool_dir / "pool"),
+        "CXL_RUNDIR": str(pool_dir),
+        "CXL_POOL_SIZE": CXL_POOL_SIZE,
+        "CXL_ARENA_CAPACITY": CXL_ARENA_CAPACITY,
+        "CXL_JOB": f"bench-{os.getpid()}",
+        "CXL_COHERENCE": mode,
+    }
 
 
 # ---- one run ----------------------------------------------------------------
@@ -977,12 +982,7 @@ def provider_latency(cfg: Config, base_env: dict[str, str]
             if mode:
                 pool_dir = Path(tempfile.mkdtemp(prefix="cxlmpi-fi-",
                                                  dir="/dev/shm"))
-                env.update({"FI_PROVIDER_PATH": str(cfg.provider_dir),
-                            "CXL_POOL": str(pool_dir / "pool"),
-                            "CXL_RUNDIR": str(pool_dir),
-                            "CXL_POOL_SIZE": CXL_POOL_SIZE,
-                            "CXL_ARENA_CAPACITY": CXL_ARENA_CAPACITY,
-                            "CXL_COHERENCE": mode})
+                env.update(cxl_env(cfg, pool_dir, mode))
             try:
                 rc, out, err = execute(
                     [str(binary), "--max", str(PROVIDER_SIZES)], env,

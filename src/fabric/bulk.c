@@ -57,9 +57,7 @@ struct desc_bulk {
 };
 
 struct desc_ptr {
-	uint32_t tok;
-	uint32_t pad;
-	uint64_t gen;
+	struct desc_bulk h; /* tok, 0, gen */
 	uint64_t off, len;
 };
 
@@ -226,11 +224,15 @@ bool cxlfi_ptr_usable(struct cxlfi_ep *ep, const void *buf, size_t len)
 		       UINT64_MAX;
 }
 
-int cxlfi_ptr_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
-		   struct cxlfi_tx *t)
+/* Send descriptor d, whose header h gets a token-only token handed to
+ * pe; t then waits for that token's return. [wb, wb+wbn) is data the
+ * descriptor points at: written back, once a token is ours, before the
+ * descriptor goes out. 1 sent, 0 no ring cell or token yet, < 0 error. */
+static int send_waiting(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			struct cxlfi_tx *t, const void *d, struct desc_bulk *h,
+			size_t n, uint32_t op, const void *wb, size_t wbn)
 {
 	cxl_pool *pool = ep->dom->pool;
-	struct desc_ptr d = { 0 };
 	int rc, k;
 
 	if ((rc = cxlfi_xa_prepare(ep)))
@@ -238,46 +240,46 @@ int cxlfi_ptr_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	if (!cxl_ring_send_ready(pe->tx) ||
 	    (k = tok_take(ep, pe, XA_SLOTS, XA_TOKENS)) < 0)
 		return 0;
-	d.tok = (uint32_t)k;
-	d.gen = ep->tok[k].gen;
-	d.off = cxl_pool_offset(pool, t->buf + t->off);
-	d.len = t->len - t->off;
-	/* our stores to the buffer reach the pool before the receiver reads
-	 * it; the fence orders them before the descriptor */
-	cxl_flush(pool, t->buf + t->off, d.len);
-	cxl_wfence(pool);
-	if ((rc = send_desc(pe, &d, sizeof(d), CXLFI_OP_PTR)) < 0) {
-		tok_release(ep, d.tok);
+	h->tok = (uint32_t)k;
+	h->gen = ep->tok[k].gen;
+	if (wbn) { /* the fence orders the data before the descriptor */
+		cxl_flush(pool, wb, wbn);
+		cxl_wfence(pool);
+	}
+	if ((rc = send_desc(pe, d, n, op)) < 0) {
+		tok_release(ep, (uint32_t)k);
 		return rc;
 	}
 	ep->tok[k].waiter = t;
 	ep->xa_waiting++;
 	t->wait_tok = k;
-	t->off = t->len;
 	return 1;
+}
+
+int cxlfi_ptr_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		   struct cxlfi_tx *t)
+{
+	struct desc_ptr d = { 0 };
+	int rc;
+
+	d.off = cxl_pool_offset(ep->dom->pool, t->buf + t->off);
+	d.len = t->len - t->off;
+	/* our stores to the buffer reach the pool before the receiver
+	 * reads it */
+	rc = send_waiting(ep, pe, t, &d, &d.h, sizeof(d), CXLFI_OP_PTR,
+			  t->buf + t->off, d.len);
+	if (rc == 1)
+		t->off = t->len;
+	return rc;
 }
 
 int cxlfi_ack_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		   struct cxlfi_tx *t)
 {
 	struct desc_bulk d = { 0 };
-	int rc, k;
 
-	if ((rc = cxlfi_xa_prepare(ep)))
-		return rc;
-	if (!cxl_ring_send_ready(pe->tx) ||
-	    (k = tok_take(ep, pe, XA_SLOTS, XA_TOKENS)) < 0)
-		return 0;
-	d.tok = (uint32_t)k;
-	d.gen = ep->tok[k].gen;
-	if ((rc = send_desc(pe, &d, sizeof(d), CXLFI_OP_ACK)) < 0) {
-		tok_release(ep, d.tok);
-		return rc;
-	}
-	ep->tok[k].waiter = t;
-	ep->xa_waiting++;
-	t->wait_tok = k;
-	return 1;
+	return send_waiting(ep, pe, t, &d, &d, sizeof(d), CXLFI_OP_ACK, NULL,
+			    0);
 }
 
 /* Complete the sends whose pointer or acknowledgement token came back. */
@@ -412,13 +414,13 @@ size_t cxlfi_ptr_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	if (n != sizeof(d) || xa_open_rx(ep, pe))
 		return 0;
 	memcpy(&d, m, sizeof(d));
-	if (d.tok < XA_SLOTS || d.tok >= XA_TOKENS)
+	if (d.h.tok < XA_SLOTS || d.h.tok >= XA_TOKENS)
 		return 0;
 	/* the range must be the rest of the message and lie in the pool */
 	src = d.len == want ? cxl_pool_ptr(pool, d.off, d.len) : NULL;
 	if (src && dst && cap)
 		cxl_copy_from_pool(pool, dst, src, d.len < cap ? d.len : cap);
-	tok_return(ep, pe, d.tok, d.gen); /* the sender may reuse it now */
+	tok_return(ep, pe, d.h.tok, d.h.gen); /* the sender may reuse it now */
 	return src ? d.len : 0;
 }
 

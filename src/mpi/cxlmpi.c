@@ -420,15 +420,19 @@ static void publish(MPI_Win win)
 
 /* Loads after this see what origins wrote to the window; our own stores
  * are written back first, so that the invalidation cannot drop them. */
+static void refresh_w(struct pool_win *w)
+{
+	publish_w(w);
+	cxl_inval(pool, w->base, w->size);
+	memcpy(w->shadow, w->base, w->size);
+}
+
 static void refresh(MPI_Win win)
 {
 	struct pool_win *w = find(win);
 
-	if (!w || !w->size)
-		return;
-	publish_w(w);
-	cxl_inval(pool, w->base, w->size);
-	memcpy(w->shadow, w->base, w->size);
+	if (w && w->size)
+		refresh_w(w);
 }
 
 int MPI_Win_fence(int assert, MPI_Win win)
@@ -520,14 +524,11 @@ int MPI_Barrier(MPI_Comm comm)
 		if (w->size)
 			publish_w(w);
 	rc = PMPI_Barrier(comm);
-	/* as refresh(): what the MPI library stored into the window during
-	 * the barrier (RMA it applied for origins) is written back first */
+	/* what the MPI library stored into the window during the barrier
+	 * (RMA it applied for origins) is written back first */
 	for (struct pool_win *w = wins; w; w = w->next)
-		if (w->size) {
-			publish_w(w);
-			cxl_inval(pool, w->base, w->size);
-			memcpy(w->shadow, w->base, w->size);
-		}
+		if (w->size)
+			refresh_w(w);
 	return rc;
 }
 
