@@ -34,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CXLRUN = REPO / "tools" / "cxlrun" / "cxlrun"
 TESTS = ["put_lat", "get_lat", "put_bw", "get_bw"]
+SUMMARY_SIZES = (8, 4096, 65536, 1 << 20)
 PATHS = {
     "direct": (["-t", "cxl", "--cxlmpi"], "pool windows + libcxlmpi"),
     "provider": (["-t", "cxl"], "MPI RMA over the provider"),
@@ -84,6 +85,8 @@ def main():
     ap.add_argument("--build", default=str(REPO / "build"))
     ap.add_argument("--out", default=str(REPO / "results" / "rma"))
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--summary", action="store_true",
+                    help="rows for 8 B, 4 KiB, 64 KiB and 1 MiB only")
     args = ap.parse_args()
     build = Path(args.build)
     args.bench = build / "bench" / "mpi_rma_bench"
@@ -124,7 +127,8 @@ def main():
             # memcpy: measured by rank 0 of the direct path's get_bw run
             vals = [data.get(("direct", "memcpy", s) if c == "memcpy"
                              else (c, test, s)) for c in cols]
-            if all(v is None for v in vals):
+            if all(v is None for v in vals) or (
+                    args.summary and s not in SUMMARY_SIZES):
                 continue
             line = f"{fmt_size(s):>8} " + " ".join(
                 f"{v:10.2f}" if v is not None else f"{'-':>10}" for v in vals)

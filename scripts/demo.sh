@@ -10,13 +10,17 @@
 #      pool): unmodified MPICH with the cxl provider (flush mode) next to
 #      libfabric tcp over the same hosts' veth links and MPICH's shared
 #      memory on one host. One table of latency and bandwidth per size with
-#      flushed lines and fences per message, and PNG plots.
+#      flushed lines and fences per message, and PNG plots;
+#   4. MPI one-sided across the same 2 hosts: pool windows through
+#      libcxlmpi (origin copies, pool flags and locks) next to the MPI
+#      library's RMA over the cxl provider and over tcp, with coherence
+#      operations per operation.
 # Results (tables, CSV, plots) go to results/. QUICK=1 makes 1. and 2.
 # shorter. Without root, cxlrun emulates the hosts in one namespace and
 # says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-step() { printf '\n==== [%s/3] %s\n' "$1" "$2"; }
+step() { printf '\n==== [%s/4] %s\n' "$1" "$2"; }
 scripts/setup.sh
 echo "demo: building (release)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -32,5 +36,8 @@ step 3 "MPI across 2 emulated hosts: cxl (pool) and tcp (veth), next to MPICH sh
 	--transports cxl-hosts,tcp-hosts,mpich-shm --cxl-mode flush \
 	--cxl-stats-per-size --summary --no-provider-table \
 	--out results/mpi | tee results/mpi_transports.txt
+step 4 "MPI one-sided across 2 emulated hosts: pool windows (libcxlmpi), the MPI library's RMA over cxl, and over tcp"
+.venv/bin/python bench/compare_rma.py --tests put_lat,get_lat,put_bw,get_bw \
+	--iters 300 --summary --out results/rma | tee results/mpi_rma.txt
 echo
-echo "demo: results in $(pwd)/results/ (cxlbench, ring_bench, mpi/: CSV and the PNG plots above)"
+echo "demo: results in $(pwd)/results/ (cxlbench, ring_bench, mpi/ and rma/: CSV and the PNG plots above)"

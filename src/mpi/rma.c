@@ -160,9 +160,15 @@ static int write_target(struct pool_win *w, uint8_t *p, const struct layout *l,
 	if (l->contig) {
 		/* a line we fill only in part is written back whole: take a
 		 * fresh copy of the edge lines first */
+		uintptr_t head = (uintptr_t)dst & ~(uintptr_t)(CXL_LINE - 1);
+		uintptr_t tail =
+			(uintptr_t)(dst + n - 1) & ~(uintptr_t)(CXL_LINE - 1);
+
 		if (!fresh && ((uintptr_t)dst & (CXL_LINE - 1)))
 			cxl_inval(pool, dst, 1);
-		if (!fresh && ((uintptr_t)(dst + n) & (CXL_LINE - 1)))
+		/* the last line, unless it is the first one, just renewed */
+		if (!fresh && ((uintptr_t)(dst + n) & (CXL_LINE - 1)) &&
+		    (tail != head || !((uintptr_t)dst & (CXL_LINE - 1))))
 			cxl_inval(pool, dst + n - 1, 1);
 		cxl_copy_to_pool(pool, dst, src, n);
 	} else {
