@@ -10,14 +10,15 @@
 #     provider does it directly in the pool (direct_rma > 0);
 #   - without libcxlmpi, neither (the same program, the ordinary path).
 #
-# and tests/mpi/mpi_shwin.c under MPICH, coherent and emulated: a shared
+# and tests/mpi/mpi_shwin.c under MPICH, coherent and emulated (and Open MPI,
+# emulated): a shared
 # window across the 2 hosts (MPI_Win_allocate_shared), loads and stores
 # through MPI_Win_shared_query pointers, producer/consumer with
 # MPI_Win_sync; MPI_Win_allocate in the pool with direct RMA.
 #
-#   test_poolmem.sh CXLRUN PROVIDER_DIR MPICH_PROG MPICH_LIB MPICH_SHWIN [OMPI_PROG OMPI_LIB]
+#   test_poolmem.sh CXLRUN PROVIDER_DIR MPICH_PROG MPICH_LIB MPICH_SHWIN [OMPI_PROG OMPI_LIB OMPI_SHWIN]
 set -uo pipefail
-CXLRUN=$1 PROVDIR=$2 MPROG=$3 MLIB=$4 SHWIN=$5 OPROG=${6:-} OLIB=${7:-}
+CXLRUN=$1 PROVDIR=$2 MPROG=$3 MLIB=$4 SHWIN=$5 OPROG=${6:-} OLIB=${7:-} OSHWIN=${8:-}
 export CXLRUN_DIR
 CXLRUN_DIR=$(mktemp -d /tmp/poolmem-test.XXXXXX)
 out=$(mktemp /tmp/poolmem-out.XXXXXX)
@@ -69,6 +70,10 @@ check "[ \$(libputs) = 0 ]" "mpich without libcxlmpi: libcxlmpi statistics"
 if [ -n "$OPROG" ]; then
 	run ompi "$OPROG" "$OLIB" emulated
 	check "grep -q 'poolmem: [0-9]* checks, 0 bad' '$out'" "ompi emulated with libcxlmpi: bad values"
+	if [ -n "$OSHWIN" ]; then
+		run ompi "$OSHWIN" "$OLIB" emulated
+		check "grep -q 'shwin: 12 checks, 0 bad' '$out'" "ompi emulated: shared window across hosts"
+	fi
 fi
 echo "test_poolmem: $pass passed, $fail failed"
 [ $fail = 0 ]
