@@ -67,7 +67,9 @@ void cxl_barrier_close(cxl_barrier *b);
  * it, and the caller lays the words out so that no cache line holds words
  * of two participants. Words start zeroed. Waits back off adaptively and
  * give up after timeout_ms (0: never) with CXL_ETIMEDOUT naming the
- * participant that blocks. idle, when not NULL, runs between polls.
+ * participant that blocks; a ticket no correct participant can hold
+ * (2^61 or more) gives CXL_ECORRUPT. Either way the caller's request is
+ * withdrawn. idle, when not NULL, runs between polls.
  */
 struct cxl_bakery {
 	cxl_pool *pool;

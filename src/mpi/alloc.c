@@ -43,6 +43,14 @@ cxl_pool *get_pool(void)
 	return pool;
 }
 
+/* A pool object name of this process: host id and pid, so that jobs on
+ * different hosts of one pool never pick the same name. */
+void obj_name(char *buf, size_t len, const char *kind)
+{
+	snprintf(buf, len, "cxlmpi.%s.h%u.%ld.%lu", kind,
+		 (unsigned)cxl_pool_host_id(pool), (long)getpid(), ++mem_seq);
+}
+
 bool info_says_no(MPI_Info info)
 {
 	char v[16];
@@ -61,8 +69,7 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 
 	if (!p || !(m = calloc(1, sizeof(*m))))
 		return PMPI_Alloc_mem(size, info, baseptr);
-	snprintf(m->name, sizeof(m->name), "cxlmpi.mem.%ld.%lu", (long)getpid(),
-		 ++mem_seq);
+	obj_name(m->name, sizeof(m->name), "mem");
 	if (cxl_obj_create(p, m->name, (uint64_t)size, CXL_OBJ_ALIGN_2M,
 			   &m->obj)) {
 		fprintf(stderr,

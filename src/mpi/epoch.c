@@ -10,7 +10,11 @@
  *    k-th wait;
  *  - lock/unlock, lock_all: a reader-writer bakery lock per target
  *    (cxl_bakery_lock); lock_all takes the shared lock of every target in
- *    rank order, so that it cannot deadlock with another lock_all;
+ *    rank order, so that it cannot deadlock with another lock_all. It
+ *    takes them at once, not lazily at the first operation as MPI
+ *    libraries may: a rank that holds an exclusive lock and waits for a
+ *    lock_all holder to act (which MPI does not promise to work) waits
+ *    until CXLMPI_SYNC_TIMEOUT_MS and gets an error, not a hang;
  *  - flush: RMA is complete when it returns (rma.c); flush orders it.
  * Coherence, in flush mode: origins write back what they put at the put,
  * and order it with a fence before any flag that announces it; a rank
@@ -24,6 +28,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -108,24 +113,36 @@ int MPI_Win_fence(int assert, MPI_Win win)
 	return MPI_SUCCESS;
 }
 
-/* The ranks of group in the window's communicator. */
+/* The ranks of group in the window's communicator, into out (d->n
+ * entries) and *n only if every member is in the window. */
 static int translate(struct pool_win *w, MPI_Group group, int *out, int *n)
 {
 	MPI_Group wg;
-	int *in;
+	int *in, *tr, k;
 
-	PMPI_Group_size(group, n);
-	if (!(in = malloc(sizeof(int) * (size_t)(*n ? *n : 1))))
+	if (PMPI_Group_size(group, &k) != MPI_SUCCESS)
+		return MPI_ERR_GROUP;
+	if (k > w->d->n) /* more members than ranks: not all in the window */
+		return MPI_ERR_GROUP;
+	in = malloc(sizeof(int) * (size_t)(k ? k : 1));
+	tr = malloc(sizeof(int) * (size_t)(k ? k : 1));
+	if (!in || !tr) {
+		free(in), free(tr);
 		return MPI_ERR_NO_MEM;
-	for (int i = 0; i < *n; i++)
+	}
+	for (int i = 0; i < k; i++)
 		in[i] = i;
 	PMPI_Win_get_group(w->win, &wg);
-	PMPI_Group_translate_ranks(group, *n, in, wg, out);
+	PMPI_Group_translate_ranks(group, k, in, wg, tr);
 	PMPI_Group_free(&wg);
-	free(in);
-	for (int i = 0; i < *n; i++)
-		if (out[i] < 0 || out[i] >= w->d->n)
+	for (int i = 0; i < k; i++)
+		if (tr[i] < 0 || tr[i] >= w->d->n) {
+			free(in), free(tr);
 			return MPI_ERR_GROUP;
+		}
+	memcpy(out, tr, sizeof(int) * (size_t)k);
+	*n = k;
+	free(in), free(tr);
 	return MPI_SUCCESS;
 }
 
@@ -199,10 +216,11 @@ int MPI_Win_complete(MPI_Win win)
 	publish_w(w);
 	if (!(d = w->d))
 		return PMPI_Win_complete(win);
+	/* our puts' and stores' write-backs complete before the counts */
+	cxl_wfence(pool);
 	for (int i = 0; i < d->naccess; i++) {
 		int t = d->access[i];
 
-		/* after our puts' write-backs (publish_w fenced them) */
 		cxl_nt_store64(pool, &row(d, d->me)[ROW_DONE(d->n) + t],
 			       ++d->done_sent[t]);
 	}
@@ -396,6 +414,8 @@ int MPI_Win_unlock_all(MPI_Win win)
 	publish_w(w);
 	for (int t = d->n - 1; t >= 0 && (d->all_held & HELD_TAKEN); t--)
 		direct_unlock(w, ROW_LOCK(d->n), t);
+	if (!(d->all_held & HELD_TAKEN))
+		cxl_wfence(pool); /* our puts' write-backs complete here */
 	d->all_held = 0;
 	return MPI_SUCCESS;
 }

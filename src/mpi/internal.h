@@ -87,6 +87,7 @@ extern cxl_pool *pool;
 extern unsigned long mem_seq;
 cxl_pool *get_pool(void);
 bool info_says_no(MPI_Info info);
+void obj_name(char *buf, size_t len, const char *kind);
 
 /* window.c */
 extern struct pool_win *wins;

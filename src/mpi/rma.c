@@ -34,6 +34,76 @@ struct layout {
 	bool contig;	  /* the data is [lo, lo + bytes), in order */
 };
 
+/* Free a handle from MPI_Type_get_contents (named ones are not freed). */
+static void drop(MPI_Datatype dt)
+{
+	int a, b, c, comb;
+
+	if (dt == MPI_DATATYPE_NULL)
+		return;
+	PMPI_Type_get_envelope(dt, &a, &b, &c, &comb);
+	if (comb != MPI_COMBINER_NAMED)
+		PMPI_Type_free(&dt);
+}
+
+/*
+ * One step down a datatype's constructor: its combiner and, unless it is
+ * a named type, the first datatype it was built from (*next, to be freed
+ * by the caller with drop()). The other constituent handles are freed.
+ */
+static int unwrap(MPI_Datatype dt, MPI_Datatype *next)
+{
+	int ni, na, nd, comb;
+	int *ints;
+	MPI_Aint *aints;
+	MPI_Datatype *dts;
+
+	*next = MPI_DATATYPE_NULL;
+	PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb);
+	if (comb == MPI_COMBINER_NAMED)
+		return comb;
+	ints = malloc(sizeof(int) * (size_t)(ni + 1));
+	aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
+	dts = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
+	if (ints && aints && dts && nd >= 1) {
+		PMPI_Type_get_contents(dt, ni, na, nd, ints, aints, dts);
+		*next = dts[0];
+		for (int i = 1; i < nd; i++)
+			drop(dts[i]);
+	}
+	free(ints), free(aints), free(dts);
+	return *next == MPI_DATATYPE_NULL ? -1 : comb;
+}
+
+/* Is dt's type map in memory order with no gaps inside an element (a
+ * named type, or dup, contiguous and resized over one)? Then its packed
+ * form is a plain copy of [true lb, true lb + size). Other types with no
+ * gaps may still list their blocks out of order: they are packed. */
+static bool in_order(MPI_Datatype dt)
+{
+	MPI_Datatype cur = dt, next;
+	bool yes = false;
+
+	for (int depth = 0; depth < 64; depth++) {
+		int comb = unwrap(cur, &next);
+
+		if (cur != dt)
+			drop(cur);
+		if (comb == MPI_COMBINER_NAMED) {
+			yes = true;
+			break;
+		}
+		if (comb != MPI_COMBINER_DUP &&
+		    comb != MPI_COMBINER_CONTIGUOUS &&
+		    comb != MPI_COMBINER_RESIZED) {
+			drop(next);
+			break;
+		}
+		cur = next;
+	}
+	return yes;
+}
+
 static int layout_of(MPI_Datatype dt, MPI_Count count, struct layout *l)
 {
 	MPI_Count size, lb, ext, tlb, text, last;
@@ -47,15 +117,20 @@ static int layout_of(MPI_Datatype dt, MPI_Count count, struct layout *l)
 	PMPI_Type_get_true_extent_x(dt, &tlb, &text);
 	l->count = count;
 	l->dt = dt;
-	l->bytes = size * count;
 	l->lo = l->hi = 0;
 	l->contig = true;
+	if (__builtin_mul_overflow(size, count, &l->bytes))
+		return MPI_ERR_COUNT;
 	if (!l->bytes)
 		return MPI_SUCCESS;
-	last = (count - 1) * ext + tlb; /* start of the last element */
+	/* start of the last element; the span cannot overflow either */
+	if (__builtin_mul_overflow(count - 1, ext, &last) ||
+	    __builtin_add_overflow(last, tlb, &last))
+		return MPI_ERR_COUNT;
 	l->lo = last < tlb ? last : tlb;
-	l->hi = (last > tlb ? last : tlb) + text;
-	l->contig = size == text && (count == 1 || ext == text);
+	if (__builtin_add_overflow(last > tlb ? last : tlb, text, &l->hi))
+		return MPI_ERR_COUNT;
+	l->contig = size == text && (count == 1 || ext == text) && in_order(dt);
 	/* the pack path takes int counts and sizes */
 	if (!l->contig && (count > INT_MAX || l->bytes > INT_MAX))
 		return MPI_ERR_COUNT;
@@ -67,13 +142,16 @@ static int target_at(struct pool_win *w, int t, MPI_Aint tdisp,
 		     const struct layout *l, uint8_t **p)
 {
 	struct win_target *tg;
-	MPI_Aint off;
+	MPI_Count off, lo, hi;
 
 	if (t < 0 || t >= w->d->n)
 		return MPI_ERR_RANK;
 	tg = &w->d->tgt[t];
-	if (__builtin_mul_overflow(tdisp, (MPI_Aint)tg->unit, &off) ||
-	    (l->bytes && (off + l->lo < 0 || off + l->hi > tg->size)))
+	if (__builtin_mul_overflow((MPI_Count)tdisp, (MPI_Count)tg->unit,
+				   &off) ||
+	    (l->bytes && (__builtin_add_overflow(off, l->lo, &lo) ||
+			  __builtin_add_overflow(off, l->hi, &hi) || lo < 0 ||
+			  hi > tg->size)))
 		return MPI_ERR_RMA_RANGE;
 	*p = l->bytes ? tg->base + off : NULL;
 	return MPI_SUCCESS;
@@ -302,38 +380,21 @@ static bool predefined_op(MPI_Op op)
  * have exactly one). Handles returned by MPI_Type_get_contents are freed. */
 static MPI_Datatype basic_of(MPI_Datatype dt)
 {
-	MPI_Datatype cur = dt;
+	MPI_Datatype cur = dt, next;
 
 	for (int depth = 0; depth < 64; depth++) {
-		int ni, na, nd, comb;
-		int *ints;
-		MPI_Aint *aints;
-		MPI_Datatype *dts, next;
+		int comb = unwrap(cur, &next);
 
-		PMPI_Type_get_envelope(cur, &ni, &na, &nd, &comb);
 		if (comb == MPI_COMBINER_NAMED)
-			return cur;
-		ints = malloc(sizeof(int) * (size_t)(ni + 1));
-		aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
-		dts = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
-		if (!ints || !aints || !dts || nd < 1) {
-			free(ints), free(aints), free(dts);
-			return MPI_DATATYPE_NULL;
-		}
-		PMPI_Type_get_contents(cur, ni, na, nd, ints, aints, dts);
-		next = dts[0];
-		for (int i = 1; i < nd; i++) {
-			int a, b, c, k;
-
-			PMPI_Type_get_envelope(dts[i], &a, &b, &c, &k);
-			if (k != MPI_COMBINER_NAMED)
-				PMPI_Type_free(&dts[i]);
-		}
+			return cur; /* named: nothing to free */
 		if (cur != dt)
-			PMPI_Type_free(&cur);
-		free(ints), free(aints), free(dts);
+			drop(cur);
+		if (comb < 0)
+			return MPI_DATATYPE_NULL;
 		cur = next;
 	}
+	if (cur != dt)
+		drop(cur);
 	return MPI_DATATYPE_NULL;
 }
 
@@ -381,8 +442,8 @@ static int combine(const void *origin, void *cur, MPI_Count bytes,
  * under the target's accumulate lock.
  */
 static int acc_direct(struct pool_win *w, const char *call, const void *oaddr,
-		      MPI_Count ocount, MPI_Datatype otype, void *raddr,
-		      MPI_Count rcount, MPI_Datatype rtype, int t,
+		      MPI_Count ocount, MPI_Datatype otype, bool result,
+		      void *raddr, MPI_Count rcount, MPI_Datatype rtype, int t,
 		      MPI_Aint tdisp, MPI_Count tcount, MPI_Datatype ttype,
 		      MPI_Op op, const void *compare)
 {
@@ -405,8 +466,8 @@ static int acc_direct(struct pool_win *w, const char *call, const void *oaddr,
 	    ((rc = layout_of(otype, ocount, &ol)) ||
 	     (rc = ol.bytes != tl.bytes ? MPI_ERR_TRUNCATE : 0)))
 		return checked(w, rc, call, t);
-	if (raddr && ((rc = layout_of(rtype, rcount, &rl)) ||
-		      (rc = rl.bytes != tl.bytes ? MPI_ERR_TRUNCATE : 0)))
+	if (result && ((rc = layout_of(rtype, rcount, &rl)) ||
+		       (rc = rl.bytes != tl.bytes ? MPI_ERR_TRUNCATE : 0)))
 		return checked(w, rc, call, t);
 	cxlmpi_stats.accs++;
 	if (!tl.bytes)
@@ -425,7 +486,7 @@ static int acc_direct(struct pool_win *w, const char *call, const void *oaddr,
 	}
 	if ((rc = read_target(w, p, &tl, cur)))
 		goto out;
-	if (raddr)
+	if (result) /* raddr may be MPI_BOTTOM, with absolute addresses */
 		to_origin(raddr, &rl, cur);
 	if (compare) {
 		if (!memcmp(cur, compare, (size_t)tl.bytes))
@@ -512,8 +573,9 @@ int MPI_Accumulate(const void *oaddr, int ocount, MPI_Datatype otype, int t,
 	if (!w)
 		return PMPI_Accumulate(oaddr, ocount, otype, t, tdisp, tcount,
 				       ttype, op, win);
-	return acc_direct(w, "MPI_Accumulate", oaddr, ocount, otype, NULL, 0,
-			  MPI_DATATYPE_NULL, t, tdisp, tcount, ttype, op, NULL);
+	return acc_direct(w, "MPI_Accumulate", oaddr, ocount, otype, false,
+			  NULL, 0, MPI_DATATYPE_NULL, t, tdisp, tcount, ttype,
+			  op, NULL);
 }
 
 int MPI_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype,
@@ -527,8 +589,9 @@ int MPI_Get_accumulate(const void *oaddr, int ocount, MPI_Datatype otype,
 		return PMPI_Get_accumulate(oaddr, ocount, otype, raddr, rcount,
 					   rtype, t, tdisp, tcount, ttype, op,
 					   win);
-	return acc_direct(w, "MPI_Get_accumulate", oaddr, ocount, otype, raddr,
-			  rcount, rtype, t, tdisp, tcount, ttype, op, NULL);
+	return acc_direct(w, "MPI_Get_accumulate", oaddr, ocount, otype, true,
+			  raddr, rcount, rtype, t, tdisp, tcount, ttype, op,
+			  NULL);
 }
 
 int MPI_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype dt, int t,
@@ -538,8 +601,8 @@ int MPI_Fetch_and_op(const void *oaddr, void *raddr, MPI_Datatype dt, int t,
 
 	if (!w)
 		return PMPI_Fetch_and_op(oaddr, raddr, dt, t, tdisp, op, win);
-	return acc_direct(w, "MPI_Fetch_and_op", oaddr, 1, dt, raddr, 1, dt, t,
-			  tdisp, 1, dt, op, NULL);
+	return acc_direct(w, "MPI_Fetch_and_op", oaddr, 1, dt, true, raddr, 1,
+			  dt, t, tdisp, 1, dt, op, NULL);
 }
 
 int MPI_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr,
@@ -550,8 +613,8 @@ int MPI_Compare_and_swap(const void *oaddr, const void *caddr, void *raddr,
 	if (!w)
 		return PMPI_Compare_and_swap(oaddr, caddr, raddr, dt, t, tdisp,
 					     win);
-	return acc_direct(w, "MPI_Compare_and_swap", oaddr, 1, dt, raddr, 1, dt,
-			  t, tdisp, 1, dt, MPI_REPLACE, caddr);
+	return acc_direct(w, "MPI_Compare_and_swap", oaddr, 1, dt, true, raddr,
+			  1, dt, t, tdisp, 1, dt, MPI_REPLACE, caddr);
 }
 
 int MPI_Rput(const void *oaddr, int ocount, MPI_Datatype otype, int t,
@@ -591,7 +654,7 @@ int MPI_Raccumulate(const void *oaddr, int ocount, MPI_Datatype otype, int t,
 		return PMPI_Raccumulate(oaddr, ocount, otype, t, tdisp, tcount,
 					ttype, op, win, req);
 	return completed(acc_direct(w, "MPI_Raccumulate", oaddr, ocount, otype,
-				    NULL, 0, MPI_DATATYPE_NULL, t, tdisp,
+				    false, NULL, 0, MPI_DATATYPE_NULL, t, tdisp,
 				    tcount, ttype, op, NULL),
 			 req);
 }
@@ -608,7 +671,7 @@ int MPI_Rget_accumulate(const void *oaddr, int ocount, MPI_Datatype otype,
 					    rtype, t, tdisp, tcount, ttype, op,
 					    win, req);
 	return completed(acc_direct(w, "MPI_Rget_accumulate", oaddr, ocount,
-				    otype, raddr, rcount, rtype, t, tdisp,
+				    otype, true, raddr, rcount, rtype, t, tdisp,
 				    tcount, ttype, op, NULL),
 			 req);
 }
@@ -644,8 +707,9 @@ int MPI_Accumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
 	if (!w)
 		return PMPI_Accumulate_c(oaddr, ocount, otype, t, tdisp, tcount,
 					 ttype, op, win);
-	return acc_direct(w, "MPI_Accumulate_c", oaddr, ocount, otype, NULL, 0,
-			  MPI_DATATYPE_NULL, t, tdisp, tcount, ttype, op, NULL);
+	return acc_direct(w, "MPI_Accumulate_c", oaddr, ocount, otype, false,
+			  NULL, 0, MPI_DATATYPE_NULL, t, tdisp, tcount, ttype,
+			  op, NULL);
 }
 
 int MPI_Get_accumulate_c(const void *oaddr, MPI_Count ocount,
@@ -660,7 +724,7 @@ int MPI_Get_accumulate_c(const void *oaddr, MPI_Count ocount,
 		return PMPI_Get_accumulate_c(oaddr, ocount, otype, raddr,
 					     rcount, rtype, t, tdisp, tcount,
 					     ttype, op, win);
-	return acc_direct(w, "MPI_Get_accumulate_c", oaddr, ocount, otype,
+	return acc_direct(w, "MPI_Get_accumulate_c", oaddr, ocount, otype, true,
 			  raddr, rcount, rtype, t, tdisp, tcount, ttype, op,
 			  NULL);
 }
@@ -704,8 +768,8 @@ int MPI_Raccumulate_c(const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
 		return PMPI_Raccumulate_c(oaddr, ocount, otype, t, tdisp,
 					  tcount, ttype, op, win, req);
 	return completed(acc_direct(w, "MPI_Raccumulate_c", oaddr, ocount,
-				    otype, NULL, 0, MPI_DATATYPE_NULL, t, tdisp,
-				    tcount, ttype, op, NULL),
+				    otype, false, NULL, 0, MPI_DATATYPE_NULL, t,
+				    tdisp, tcount, ttype, op, NULL),
 			 req);
 }
 
@@ -722,7 +786,7 @@ int MPI_Rget_accumulate_c(const void *oaddr, MPI_Count ocount,
 					      rcount, rtype, t, tdisp, tcount,
 					      ttype, op, win, req);
 	return completed(acc_direct(w, "MPI_Rget_accumulate_c", oaddr, ocount,
-				    otype, raddr, rcount, rtype, t, tdisp,
+				    otype, true, raddr, rcount, rtype, t, tdisp,
 				    tcount, ttype, op, NULL),
 			 req);
 }

@@ -15,6 +15,7 @@
  * its synchronization points (epoch.c).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,19 @@ static struct pool_win *track(MPI_Win win, MPI_Comm comm, uint8_t *base,
 	return w;
 }
 
+/* Forget a window track() made. */
+static void untrack(struct pool_win *w)
+{
+	for (struct pool_win **pp = &wins; w && *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	if (w)
+		free(w->shadow);
+	free(w);
+}
+
 /* CXLMPI_SYNC_TIMEOUT_MS: how long a synchronization waits for a peer. */
 static uint32_t sync_timeout(MPI_Comm comm)
 {
@@ -104,8 +118,7 @@ static bool open_sync(struct win_direct *d, MPI_Comm comm, bool ok)
 	uint64_t *hdr;
 
 	if (d->me == 0 && ok) {
-		snprintf(name, sizeof(name), "cxlmpi.ws.%ld.%lu",
-			 (long)getpid(), ++mem_seq);
+		obj_name(name, sizeof(name), "ws");
 		if (cxl_obj_create(pool, name, bytes, CXL_OBJ_ZERO, &d->sync)) {
 			fprintf(stderr,
 				"libcxlmpi: no pool memory for the "
@@ -181,7 +194,7 @@ int direct_setup(struct pool_win *w, MPI_Comm comm, uint8_t *mine,
 	memcpy(uuid0, pi.uuid, sizeof(uuid0));
 	PMPI_Bcast(uuid0, sizeof(uuid0), MPI_BYTE, 0, comm);
 	ok = ok && !memcmp(uuid0, pi.uuid, sizeof(uuid0)); /* one pool */
-	me.off = size ? cxl_pool_offset(pool, mine) : 0;
+	me.off = ok && size ? cxl_pool_offset(pool, mine) : 0;
 	me.size = size;
 	me.unit = unit;
 	d = ok ? calloc(1, sizeof(*d)) : NULL;
@@ -255,12 +268,26 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
 	int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
 	struct pool_win *w = NULL;
 
+	bool in_pool;
+	int ok;
+
 	/* every rank takes the same branch: the environment is the job's */
 	if (rc != MPI_SUCCESS || !getenv("CXL_POOL"))
 		return rc;
-	get_pool();
-	if (pool && (size == 0 || cxl_pool_offset(pool, base) != UINT64_MAX))
+	in_pool = get_pool() &&
+		  (size == 0 || cxl_pool_offset(pool, base) != UINT64_MAX);
+	if (in_pool)
 		w = track(*win, comm, base, (size_t)size, true);
+	/* a window over pool memory that cannot be kept coherent is not
+	 * one MPI's memory model holds for: no window at all, on every rank */
+	ok = !in_pool || w;
+	PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
+	if (!ok) {
+		untrack(w);
+		PMPI_Win_free(win);
+		PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM);
+		return MPI_ERR_NO_MEM;
+	}
 	direct_setup(w, comm, base, size, disp_unit);
 	return rc;
 }
@@ -271,13 +298,24 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 {
 	struct pool_win *w;
 	void *mem = NULL;
-	int rc;
+	int rc = MPI_SUCCESS, ok;
 
-	if (info_says_no(info) || !get_pool())
+	/* collective: every rank takes the branch all of them can */
+	ok = !info_says_no(info) && get_pool();
+	PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
+	if (!ok)
 		return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr,
 					 win);
-	if (size > 0 && (rc = MPI_Alloc_mem(size, info, &mem)) != MPI_SUCCESS)
-		return rc;
+	if (size > 0)
+		rc = MPI_Alloc_mem(size, info, &mem);
+	ok = rc == MPI_SUCCESS;
+	PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
+	if (!ok) { /* neither the pool nor the MPI library had the memory */
+		if (mem)
+			MPI_Free_mem(mem);
+		PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM);
+		return MPI_ERR_NO_MEM;
+	}
 	rc = MPI_Win_create(mem, size, disp_unit, info, comm, win);
 	if (rc != MPI_SUCCESS) {
 		if (mem)
@@ -296,23 +334,29 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 	return MPI_SUCCESS;
 }
 
-/* Do the processes of comm run on more than one host? */
+/*
+ * Do the processes of comm run on more than one host? One reduction, no
+ * allocation: the bytewise maximum of every name and of every name's
+ * complement; all names are equal exactly when the maximum of the
+ * complements is the complement of the maximum (the minimum).
+ */
 static bool spans_hosts(MPI_Comm comm)
 {
-	char me[MPI_MAX_PROCESSOR_NAME] = { 0 }, *all;
-	int n, len;
-	bool multi = false;
+	unsigned char v[2 * MPI_MAX_PROCESSOR_NAME] = { 0 };
+	char me[MPI_MAX_PROCESSOR_NAME] = { 0 };
+	int len;
 
-	PMPI_Comm_size(comm, &n);
 	PMPI_Get_processor_name(me, &len);
-	if (!(all = calloc((size_t)n, MPI_MAX_PROCESSOR_NAME)))
-		return false;
-	PMPI_Allgather(me, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all,
-		       MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
-	for (int i = 1; i < n && !multi; i++)
-		multi = strcmp(all, all + (size_t)i * MPI_MAX_PROCESSOR_NAME);
-	free(all);
-	return multi;
+	for (int i = 0; i < MPI_MAX_PROCESSOR_NAME; i++) {
+		v[i] = (unsigned char)me[i];
+		v[MPI_MAX_PROCESSOR_NAME + i] = (unsigned char)~v[i];
+	}
+	PMPI_Allreduce(MPI_IN_PLACE, v, 2 * MPI_MAX_PROCESSOR_NAME,
+		       MPI_UNSIGNED_CHAR, MPI_MAX, comm);
+	for (int i = 0; i < MPI_MAX_PROCESSOR_NAME; i++)
+		if (v[MPI_MAX_PROCESSOR_NAME + i] != (unsigned char)~v[i])
+			return true;
+	return false;
 }
 
 static bool info_true(MPI_Info info, const char *key)
@@ -342,8 +386,9 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 	MPI_Aint total = 0, *sizes, *offs;
 	int n, rank, *units, ok;
 	char name[64] = { 0 };
-	struct cxl_obj obj;
+	struct cxl_obj obj = { 0 };
 	struct pool_win *w;
+	bool opened;
 	int rc;
 
 	/* collective decisions: every rank takes the same branch */
@@ -362,14 +407,20 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 	PMPI_Allgather(&size, 1, MPI_AINT, sizes, 1, MPI_AINT, comm);
 	PMPI_Allgather(&disp_unit, 1, MPI_INT, units, 1, MPI_INT, comm);
 	for (int i = 0; i < n; i++) {
+		/* every rank sees the same arrays: the same verdict */
+		if (sizes[i] < 0 || units[i] <= 0 ||
+		    total > PTRDIFF_MAX - 4096 - sizes[i]) {
+			free(sizes), free(offs), free(units);
+			PMPI_Comm_call_errhandler(comm, MPI_ERR_ARG);
+			return MPI_ERR_ARG;
+		}
 		if (noncontig)
 			total = (total + 4095) & ~(MPI_Aint)4095;
 		offs[i] = total;
 		total += sizes[i];
 	}
 	if (rank == 0) {
-		snprintf(name, sizeof(name), "cxlmpi.shw.%ld.%lu",
-			 (long)getpid(), ++mem_seq);
+		obj_name(name, sizeof(name), "shw");
 		if (cxl_obj_create(pool, name, (uint64_t)(total ? total : 1),
 				   CXL_OBJ_ALIGN_2M, &obj)) {
 			fprintf(stderr,
@@ -384,29 +435,46 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 		}
 	}
 	PMPI_Bcast(name, sizeof(name), MPI_CHAR, 0, comm);
-	if (!name[0] || (rank && cxl_obj_open(pool, name, &obj))) {
-		free(sizes), free(offs), free(units);
-		return MPI_ERR_NO_MEM;
+	opened = name[0] && (rank == 0 || !cxl_obj_open(pool, name, &obj));
+	if (name[0] && !opened)
+		fprintf(stderr, "libcxlmpi: shared window: %s\n", cxl_errmsg());
+	ok = opened && (uint64_t)total <= obj.size;
+	PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
+	if (ok) {
+		rc = PMPI_Win_create((uint8_t *)obj.ptr + offs[rank], size,
+				     disp_unit, info, comm, win);
+		if (rc != MPI_SUCCESS)
+			goto fail;
+		w = track(*win, comm, obj.ptr, (size_t)(total ? total : 1),
+			  false);
+		ok = w != NULL;
+		PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
+		if (!ok) {
+			untrack(w);
+			PMPI_Win_free(win);
+		}
 	}
-	rc = PMPI_Win_create((uint8_t *)obj.ptr + offs[rank], size, disp_unit,
-			     info, comm, win);
-	if (rc != MPI_SUCCESS) {
-		cxl_obj_close(&obj);
-		free(sizes), free(offs), free(units);
-		return rc;
+	if (!ok) {
+		rc = MPI_ERR_NO_MEM;
+		PMPI_Comm_call_errhandler(comm, rc);
+		goto fail;
 	}
-	w = track(*win, comm, obj.ptr, (size_t)(total ? total : 1), false);
 	direct_setup(w, comm, (uint8_t *)obj.ptr + offs[rank], size, disp_unit);
-	if (w) {
-		w->shobj = obj;
-		snprintf(w->shname, sizeof(w->shname), "%s", name);
-		w->nranks = n;
-		w->seg_off = offs;
-		w->seg_size = sizes;
-		w->seg_unit = units;
-	}
+	w->shobj = obj;
+	snprintf(w->shname, sizeof(w->shname), "%s", name);
+	w->nranks = n;
+	w->seg_off = offs;
+	w->seg_size = sizes;
+	w->seg_unit = units;
 	*(void **)baseptr = (uint8_t *)obj.ptr + offs[rank];
 	return MPI_SUCCESS;
+fail:
+	if (opened)
+		cxl_obj_close(&obj);
+	if (rank == 0 && name[0]) /* freed when the last one closes */
+		cxl_obj_destroy(pool, name);
+	free(sizes), free(offs), free(units);
+	return rc;
 }
 
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
@@ -432,21 +500,20 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 
 int MPI_Win_free(MPI_Win *win)
 {
-	struct pool_win *w = NULL;
+	struct pool_win *w = find(*win);
 	int rc;
 
-	for (struct pool_win **pp = &wins; *pp; pp = &(*pp)->next)
-		if ((*pp)->win == *win) {
-			w = *pp;
-			*pp = w->next;
-			break;
-		}
 	/* nobody touches a direct window's memory or synchronization
-	 * object after this */
+	 * object after this; if a rank never arrives, the window stays */
 	if (w && w->d && direct_barrier(w) != MPI_SUCCESS)
 		return MPI_ERR_OTHER;
 	rc = PMPI_Win_free(win); /* collective */
 	if (w) {
+		for (struct pool_win **pp = &wins; *pp; pp = &(*pp)->next)
+			if (*pp == w) {
+				*pp = w->next;
+				break;
+			}
 		direct_free(w);
 		if (w->owned)
 			MPI_Free_mem(w->owned);

@@ -15,7 +15,9 @@
  * loads, so no line of the lock lives in a cache; the full fence after
  * each store orders it before the loads that follow (store-to-load order
  * is what the bakery needs, and x86 gives it only with mfence).
- * Tickets grow by at most one per acquisition, so 62 bits never wrap.
+ * Tickets grow by at most one per acquisition, so 62 bits never wrap: a
+ * word near the top was not written by a correct participant, and the
+ * lock reports the pool corrupt rather than serve anyone.
  */
 #include <stdio.h>
 
@@ -53,6 +55,7 @@ CXL_EXPORT int cxl_bakery_lock(const struct cxl_bakery *b, int exclusive,
 			       uint32_t timeout_ms)
 {
 	uint64_t max = 0, mine;
+	uint32_t culprit = 0;
 	struct cxl_backoff bo;
 
 	put(b, BK_CHOOSING);
@@ -60,10 +63,18 @@ CXL_EXPORT int cxl_bakery_lock(const struct cxl_bakery *b, int exclusive,
 		uint64_t t = cxl_nt_load64(b->pool, word(b, j)) & BK_TICKET;
 
 		if (j != b->me && t > max)
-			max = t;
+			max = t, culprit = j;
 	}
-	/* a corrupt word cannot make us wrap: tickets saturate at the top */
-	mine = max < BK_TICKET ? max + 1 : BK_TICKET;
+	if (max >= BK_TICKET / 2) { /* 2^61 acquisitions: never reached */
+		put(b, 0);	    /* withdraw */
+		return cxl_seterr(CXL_ECORRUPT,
+				  "lock: participant %u of %u holds ticket "
+				  "%llu, which no correct participant "
+				  "reaches; the lock words are corrupt "
+				  "(zero them, or recreate the object)",
+				  culprit, b->n, (unsigned long long)max);
+	}
+	mine = max + 1;
 	put(b, mine | (exclusive ? BK_EXCL : 0));
 	cxl_backoff_init(&bo, timeout_ms);
 	for (uint32_t j = 0; j < b->n; j++) {

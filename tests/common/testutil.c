@@ -93,8 +93,12 @@ int run_children(int n, int (*fn)(int i, void *arg), void *arg)
 	for (int i = 0; i < n; i++) {
 		pids[i] = fork();
 		REQUIRE(pids[i] >= 0);
-		if (pids[i] == 0)
-			_exit(fn(i, arg) ? 1 : 0);
+		if (pids[i] == 0) {
+			int rc = fn(i, arg);
+
+			fflush(NULL); /* _exit does not: keep the child's output */
+			_exit(rc ? 1 : 0);
+		}
 	}
 	for (int i = 0; i < n; i++) {
 		int st;

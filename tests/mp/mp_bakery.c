@@ -13,7 +13,7 @@
  * would see them differ.
  *
  *   mp_bakery --mode coherent|emulated [--procs 6] [--hosts 3]
- *             [--rounds 1000]
+ *             [--rounds 5000]
  */
 #include <string.h>
 
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	mode = targ_mode(argc, argv);
 	nprocs = (int)targ_long(argc, argv, "--procs", 6);
 	nhosts = (int)targ_long(argc, argv, "--hosts", 3);
-	nrounds = (int)targ_long(argc, argv, "--rounds", 1000);
+	nrounds = (int)targ_long(argc, argv, "--rounds", 5000);
 	tpool_init(&tp, "mpbak");
 	t0 = cxl_now_ns();
 	CHECK(run_children(nprocs, member, NULL) == 0);

@@ -10,10 +10,12 @@
  * counter values must be a permutation of 0..n-1, and exactly one
  * compare-and-swap may win.
  *
- * Then: mutual exclusion under contention (every rank increments a
- * counter at rank 0 with get + put inside an exclusive lock), and a
- * dynamic window (MPI_Win_create_dynamic), which takes the MPI library's
- * ordinary path.
+ * Then: datatypes whose type map is out of memory order, and a result
+ * buffer at MPI_BOTTOM; mutual exclusion under contention (every rank
+ * increments a counter at rank 0 with get + put inside an exclusive
+ * lock); a window created over malloc'd memory (not pool memory: the MPI
+ * library's RMA); and a dynamic window (MPI_Win_create_dynamic), which
+ * takes the MPI library's ordinary path.
  *
  * The window comes from MPI_Win_allocate: pool memory and a direct window
  * when libcxlmpi is loaded, the MPI library's otherwise (same checks).
@@ -39,7 +41,9 @@ enum {
 	OFF_F2 = OFF_F + 2 * K * 4 + 64, /* strided accumulate: 2K ints */
 	OFF_G = OFF_F2 + 2 * K * 4 + 64, /* MAXLOC MPI_DOUBLE_INT */
 	OFF_H = OFF_G + 64,		 /* exclusive-lock counter (long) */
-	WIN_BYTES = OFF_H + 64,
+	OFF_I = OFF_H + 64,		 /* put with swapped halves: K ints */
+	OFF_J = OFF_I + K * 4 + 64,	 /* get_accumulate to MPI_BOTTOM */
+	WIN_BYTES = OFF_J + 64,
 };
 
 enum sync {
@@ -305,6 +309,45 @@ static void round_of(enum sync s)
 	      "compare_and_swap result", s);
 }
 
+/*
+ * Type maps out of memory order: a put whose target datatype lists the
+ * second half of K ints before the first (same size as its true extent,
+ * so it looks contiguous, but is not in order); a get_accumulate whose
+ * result goes to MPI_BOTTOM with an absolute-address datatype.
+ */
+static void type_maps(void)
+{
+	int right = (me + 1) % n, left = (me + n - 1) % n, src[K], ok = 1;
+	int len[2] = { K / 2, K / 2 }, one = 1;
+	MPI_Aint disp[2] = { K / 2 * 4, 0 }, abs;
+	MPI_Datatype swapped, at_abs;
+	long inc = 5, res = -1;
+
+	reset();
+	MPI_Type_create_hindexed(2, len, disp, MPI_INT, &swapped);
+	MPI_Type_commit(&swapped);
+	MPI_Get_address(&res, &abs);
+	MPI_Type_create_hindexed(1, &one, &abs, MPI_LONG, &at_abs);
+	MPI_Type_commit(&at_abs);
+	for (int i = 0; i < K; i++)
+		src[i] = me * 100 + i;
+	MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
+	MPI_Put(src, K, MPI_INT, right, OFF_I, 1, swapped, win);
+	MPI_Get_accumulate(&inc, 1, MPI_LONG, MPI_BOTTOM, 1, at_abs, right,
+			   OFF_J, 1, MPI_LONG, MPI_SUM, win);
+	MPI_Win_unlock(right, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win);
+	for (int i = 0; i < K; i++) /* element i went to slot (i + K/2) % K */
+		ok &= ints(OFF_I)[(i + K / 2) % K] == left * 100 + i;
+	check(ok, "put with an out-of-order target datatype", LOCK);
+	check(*(long *)(mem + OFF_J) == 5, "get_accumulate total", LOCK);
+	MPI_Win_unlock(me, win);
+	check(res == 0, "get_accumulate result at MPI_BOTTOM", LOCK);
+	MPI_Type_free(&swapped);
+	MPI_Type_free(&at_abs);
+}
+
 /* Every rank adds 1 to rank 0's counter rounds times: get, flush, put,
  * inside an exclusive lock. Any overlap of two holders loses updates. */
 static void lock_counter(int rounds)
@@ -328,6 +371,27 @@ static void lock_counter(int rounds)
 	if (me == 0)
 		printf("rma: lock counter %ld = %d ranks x %d\n", total, n,
 		       rounds);
+}
+
+/* MPI_Win_create over malloc'd memory, fence, put to the right */
+static void malloced(void)
+{
+	int *buf = calloc(K, sizeof(int)), src[K], right = (me + 1) % n;
+	int left = (me + n - 1) % n, ok = 1;
+	MPI_Win mw;
+
+	MPI_Win_create(buf, K * sizeof(int), sizeof(int), MPI_INFO_NULL,
+		       MPI_COMM_WORLD, &mw);
+	for (int i = 0; i < K; i++)
+		src[i] = me * 17 + i;
+	MPI_Win_fence(0, mw);
+	MPI_Put(src, K, MPI_INT, right, 0, K, MPI_INT, mw);
+	MPI_Win_fence(0, mw);
+	for (int i = 0; i < K; i++)
+		ok &= buf[i] == left * 17 + i;
+	check(ok, "put on a window over malloc'd memory", FENCE);
+	MPI_Win_free(&mw);
+	free(buf);
 }
 
 /* MPI_Win_create_dynamic: attach, exchange addresses, put to the right */
@@ -380,7 +444,9 @@ int main(int argc, char **argv)
 	MPI_Type_commit(&strided);
 	for (int s = 0; s < NSYNC; s++)
 		round_of((enum sync)s);
+	type_maps();
 	lock_counter(rounds);
+	malloced();
 	dynamic();
 	MPI_Type_free(&strided);
 	MPI_Group_free(&all);

@@ -8,6 +8,8 @@
 #     and under Open MPI on 2 hosts x 2 ranks: every check holds, the RMA
 #     is libcxlmpi's (CXLMPI_STATS puts > 0) and the MPI library issues
 #     none through the provider (FI_CXL_STATS direct_rma = 0);
+#   - with libcxlmpi and CXLMPI_ALLOC_MEM=0 (a pool configured, but no
+#     pool memory from libcxlmpi): the MPI library's RMA, same checks;
 #   - without libcxlmpi (the MPI libraries' own RMA over the provider):
 #     the same checks hold, which keeps the expectations honest.
 #
@@ -33,13 +35,14 @@ pre=${CXL_MPI_PRELOAD:+$CXL_MPI_PRELOAD:}
 asan=()
 [ -n "${CXL_MPI_PRELOAD:-}" ] && asan=(--env "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
 
+extra=()
 run() { # mpi prog lib mode hosts ranks
 	local lib=()
 	[ -n "$3" ] && lib=(--env "LD_PRELOAD=$pre$3")
 	[ -z "$3" ] && [ -n "$pre" ] && lib=(--env "LD_PRELOAD=${pre%:}")
 	timeout 300 "$CXLRUN" --mpi "$1" -t cxl -H "$5" -n "$6" --stats \
 		--coherence "$4" --provider-dir "$PROVDIR" "${lib[@]}" \
-		"${asan[@]}" --env CXLMPI_STATS=1 -- "$2" >"$out" 2>&1
+		"${asan[@]}" "${extra[@]}" --env CXLMPI_STATS=1 -- "$2" >"$out" 2>&1
 }
 ok() { grep -qE '^rma: [1-9][0-9]* checks, 0 bad' "$out"; }
 
@@ -52,6 +55,11 @@ for mode in coherent emulated; do
 		check "[ \$(direct) = 0 ]" "$what: RMA through the MPI library"
 	done
 done
+extra=(--env CXLMPI_ALLOC_MEM=0)
+run mpich "$MPROG" "$MLIB" emulated 2 2
+extra=()
+check ok "mpich emulated with libcxlmpi and CXLMPI_ALLOC_MEM=0: wrong values"
+check "[ \$(libputs) = 0 ]" "mpich CXLMPI_ALLOC_MEM=0: a direct window over non-pool memory"
 run mpich "$MPROG" "" emulated 2 4
 check ok "mpich emulated without libcxlmpi: wrong values"
 if [ -n "$OPROG" ]; then
