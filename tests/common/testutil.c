@@ -96,7 +96,8 @@ int run_children(int n, int (*fn)(int i, void *arg), void *arg)
 		if (pids[i] == 0) {
 			int rc = fn(i, arg);
 
-			fflush(NULL); /* _exit does not: keep the child's output */
+			fflush(NULL); /* _exit does not: keep the child's output
+				       */
 			_exit(rc ? 1 : 0);
 		}
 	}
