@@ -84,6 +84,7 @@ enum {
 struct cxlfi_stats {
 	uint64_t sent, recv, bytes;
 	uint64_t direct_rma; /* RMA operations done directly in the pool */
+	uint64_t atomics;    /* atomics executed here, as the target */
 };
 extern struct cxlfi_stats cxlfi_stats;
 /* Print them with the coherence operations since the fabric opened. */
@@ -217,10 +218,12 @@ enum {
 	CXLFI_RX_WRITE = 1,   /* target of an RMA write (rma.c) */
 	CXLFI_RX_READRSP = 2, /* origin buffer of an RMA read (rma.c) */
 	CXLFI_RX_SINK = 3,    /* discards a refused write or stray answer */
+	CXLFI_RX_ATOMRSP = 4, /* result buffer of an atomic (atomic.c) */
 	CXLFI_TX_MSG = 0,     /* fi_send and friends */
 	CXLFI_TX_WRITE = 1,   /* fi_write: header carries key and address */
 	CXLFI_TX_READREQ = 2, /* fi_read's request (internal, no report) */
 	CXLFI_TX_READRSP = 3, /* the target's answer (internal) */
+	CXLFI_TX_ATOMREQ = 4, /* an atomic's request (atomic.c; no report) */
 };
 
 /* A message that arrived before its receive was posted. */
@@ -267,6 +270,7 @@ struct cxlfi_rdreq {
 	size_t len;
 	uint64_t flags;
 	void *context;
+	bool atomic; /* an atomic's answer (atomic.c), not a read's */
 };
 
 /* A token of our transfer area (bulk.c). */
@@ -393,7 +397,6 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, void *context);
 extern struct fi_ops_msg cxlfi_msg_ops;
 extern struct fi_ops_tagged cxlfi_tagged_ops;
-extern struct fi_ops_atomic cxlfi_no_atomic_ops; /* unsupported.c */
 
 /* proto.c: channels, matching and progress (domain lock held) */
 int cxlfi_ep_publish(struct cxlfi_ep *ep);
@@ -469,6 +472,13 @@ uint64_t cxlfi_tx_flags(struct cxlfi_ep *ep, uint64_t flags);
 
 /* rma.c: FI_RMA executed by the target's progress */
 extern struct fi_ops_rma cxlfi_rma_ops;
+/* atomic.c */
+extern struct fi_ops_atomic cxlfi_atomic_ops;
+void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			  const uint8_t *m, size_t n);
+int cxlfi_query_atomic(struct fid_domain *domain, enum fi_datatype dt,
+		       enum fi_op op, struct fi_atomic_attr *attr,
+		       uint64_t flags);
 /* An arriving write: the target buffer as a receive (NULL: *err set). */
 struct cxlfi_rx *cxlfi_rma_write_target(struct cxlfi_ep *ep, uint64_t key,
 					uint64_t addr, size_t len, int *err);
@@ -526,9 +536,6 @@ int cxlfi_no_stx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		 struct fid_stx **stx, void *context);
 int cxlfi_no_srx(struct fid_domain *domain, struct fi_rx_attr *attr,
 		 struct fid_ep **rx_ep, void *context);
-int cxlfi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-			  enum fi_op op, struct fi_atomic_attr *attr,
-			  uint64_t flags);
 int cxlfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		    struct fid_ep **tx_ep, void *context);
 int cxlfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,

@@ -95,18 +95,6 @@ int cxlfi_no_srx(struct fid_domain *domain, struct fi_rx_attr *attr,
 	return -FI_ENOSYS;
 }
 
-int cxlfi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-			  enum fi_op op, struct fi_atomic_attr *attr,
-			  uint64_t flags)
-{
-	(void)domain;
-	(void)datatype;
-	(void)op;
-	(void)attr;
-	(void)flags;
-	return -FI_ENOSYS;
-}
-
 int cxlfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		    struct fid_ep **tx_ep, void *context)
 {

@@ -345,7 +345,7 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->fid.msg = &cxlfi_msg_ops;
 	ep->fid.tagged = &cxlfi_tagged_ops;
 	ep->fid.rma = &cxlfi_rma_ops;
-	ep->fid.atomic = &cxlfi_no_atomic_ops;
+	ep->fid.atomic = &cxlfi_atomic_ops;
 	pthread_mutex_lock(&d->lock);
 	d->refs++;
 	pthread_mutex_unlock(&d->lock);

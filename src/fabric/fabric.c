@@ -104,7 +104,7 @@ static struct fi_ops_domain domain_ops = {
 	.poll_open = cxlfi_no_poll_open,
 	.stx_ctx = cxlfi_no_stx,
 	.srx_ctx = cxlfi_no_srx,
-	.query_atomic = cxlfi_no_query_atomic,
+	.query_atomic = cxlfi_query_atomic,
 	.query_collective = NULL,
 	.endpoint2 = NULL,
 };

@@ -38,6 +38,9 @@
 #define OPF_READRSP                                      \
 	(1u << 12) /* its answer: tag = request id; with \
 		    * OPF_DATA, data = the target's error */
+#define OPF_ATOMREQ                                       \
+	(1u << 13) /* atomic request (atomic.c), answered \
+		    * with OPF_READRSP */
 
 #define EP_HDR_LINES 1u
 #define TXQ_MAX 1024u	 /* queued sends per peer before -FI_EAGAIN */
@@ -490,6 +493,7 @@ static uint32_t tx_op(const struct cxlfi_tx *t)
 		[CXLFI_TX_WRITE] = OPF_WRITE,
 		[CXLFI_TX_READREQ] = OPF_READREQ,
 		[CXLFI_TX_READRSP] = OPF_READRSP,
+		[CXLFI_TX_ATOMREQ] = OPF_ATOMREQ,
 	};
 
 	return (t->flags & FI_TAGGED ? OPF_TAGGED : 0) |
@@ -595,7 +599,8 @@ static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 {
 	uint64_t f = FI_SEND | (t->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
 
-	if (t->kind == CXLFI_TX_READREQ) /* the read reports, not this */
+	/* the read or atomic reports on its answer, not this */
+	if (t->kind == CXLFI_TX_READREQ || t->kind == CXLFI_TX_ATOMREQ)
 		return;
 	if (t->kind == CXLFI_TX_READRSP) {
 		if (!err && !t->rma_err)
@@ -1007,11 +1012,13 @@ static int on_message(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t op,
 	}
 	m += h;
 	n -= h;
-	if (op & OPF_READREQ) {
-		if ((op & OP_MASK) == OP_EAGER)
+	if (op & (OPF_READREQ | OPF_ATOMREQ)) { /* one cell, always */
+		if ((op & OP_MASK) != OP_EAGER)
+			goto bad;
+		if (op & OPF_READREQ)
 			cxlfi_rma_read_request(ep, pe, m, n);
 		else
-			goto bad;
+			cxlfi_atomic_request(ep, pe, m, n);
 		return 0;
 	}
 	if (write || (op & OPF_READRSP)) {

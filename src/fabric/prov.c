@@ -52,7 +52,7 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 	fprintf(stderr,
 		"cxl-stats: sent %llu recv %llu bytes %llu flush_lines %llu "
 		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu "
-		"nt_lines %llu direct_rma %llu\n",
+		"nt_lines %llu direct_rma %llu atomics %llu\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -62,7 +62,8 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)(c.nt_stores - c0->nt_stores),
 		(unsigned long long)(c.nt_loads - c0->nt_loads),
 		(unsigned long long)(c.nt_lines - c0->nt_lines),
-		(unsigned long long)cxlfi_stats.direct_rma);
+		(unsigned long long)cxlfi_stats.direct_rma,
+		(unsigned long long)cxlfi_stats.atomics);
 }
 
 /* ---- the process-wide pool ------------------------------------------- */
@@ -232,7 +233,7 @@ static void read_params(void)
 #define CXLFI_CAPS                                                             \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |           \
 	 FI_SOURCE | FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RMA | \
-	 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+	 FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define CXLFI_MR_MODES                                                      \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | \
 	 FI_MR_ENDPOINT)
@@ -257,7 +258,7 @@ static int hints_ok(const struct fi_info *h)
 		why = "only FI_EP_RDM endpoints are offered";
 	else if (h->caps & ~CXLFI_CAPS)
 		why = "capabilities asked for include unsupported ones "
-		      "(FI_ATOMIC, FI_RMA_EVENT, FI_TRIGGER, ...)";
+		      "(FI_RMA_EVENT, FI_TRIGGER, FI_COLLECTIVE, ...)";
 	else if (h->fabric_attr && h->fabric_attr->name &&
 		 strcmp(h->fabric_attr->name, CXLFI_NAME))
 		why = "another fabric name was asked for";

@@ -119,6 +119,21 @@ void cxlfi_rma_read_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 
 /* ---- origin ------------------------------------------------------------ */
 
+/* What a read or an atomic reports (fi_cq(3), fi_cntr(3)): a fetching
+ * atomic counts as a read, another atomic as a write. */
+static uint64_t answer_flags(bool atomic, size_t len)
+{
+	if (!atomic)
+		return FI_RMA | FI_READ;
+	return FI_ATOMIC | (len ? FI_READ : FI_WRITE);
+}
+
+static struct cxlfi_cntr *answer_cntr(struct cxlfi_ep *ep, bool atomic,
+				      size_t len)
+{
+	return atomic && !len ? ep->wr_cntr : ep->rd_cntr;
+}
+
 struct cxlfi_rx *cxlfi_rma_read_answer(struct cxlfi_ep *ep,
 				       struct cxlfi_peer *pe, uint64_t rid,
 				       size_t len, int err)
@@ -144,9 +159,10 @@ struct cxlfi_rx *cxlfi_rma_read_answer(struct cxlfi_ep *ep,
 	if (err || !(r = calloc(1, sizeof(*r)))) {
 		if (ep->tx_cq)
 			cxlfi_cq_push_err(ep->tx_cq, q->context,
-					  FI_RMA | FI_READ, 0, q->buf, 0, 0, 0,
+					  answer_flags(q->atomic, q->len), 0,
+					  q->buf, 0, 0, 0,
 					  err ? err : FI_ENOMEM);
-		cxlfi_cntr_inc(ep->rd_cntr, true);
+		cxlfi_cntr_inc(answer_cntr(ep, q->atomic, q->len), true);
 		free(q);
 		return NULL;
 	}
@@ -154,7 +170,7 @@ struct cxlfi_rx *cxlfi_rma_read_answer(struct cxlfi_ep *ep,
 	r->len = q->len;
 	r->context = q->context;
 	r->flags = q->flags;
-	r->kind = CXLFI_RX_READRSP;
+	r->kind = q->atomic ? CXLFI_RX_ATOMRSP : CXLFI_RX_READRSP;
 	free(q);
 	return r;
 }
@@ -178,23 +194,28 @@ void cxlfi_rma_complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r,
 					      FI_REMOTE_CQ_DATA,
 				      total, NULL, data, 0, FI_ADDR_NOTAVAIL);
 		cxlfi_cntr_inc(ep->rwr_cntr, false);
-	} else if (r->kind == CXLFI_RX_READRSP) {
+	} else if (r->kind == CXLFI_RX_READRSP || r->kind == CXLFI_RX_ATOMRSP) {
+		bool atomic = r->kind == CXLFI_RX_ATOMRSP;
+
 		if (r->flags & FI_COMPLETION)
-			cxlfi_cq_push(ep->tx_cq, r->context, FI_RMA | FI_READ,
-				      0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
-		cxlfi_cntr_inc(ep->rd_cntr, false);
+			cxlfi_cq_push(ep->tx_cq, r->context,
+				      answer_flags(atomic, r->len), 0, NULL, 0,
+				      0, FI_ADDR_NOTAVAIL);
+		cxlfi_cntr_inc(answer_cntr(ep, atomic, r->len), false);
 	}
 	free(r);
 }
 
 void cxlfi_rma_fail_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, int err)
 {
-	if (r->kind == CXLFI_RX_READRSP) {
+	if (r->kind == CXLFI_RX_READRSP || r->kind == CXLFI_RX_ATOMRSP) {
+		bool atomic = r->kind == CXLFI_RX_ATOMRSP;
+
 		if (ep->tx_cq)
 			cxlfi_cq_push_err(ep->tx_cq, r->context,
-					  FI_RMA | FI_READ, 0, r->buf, 0, 0, 0,
-					  err);
-		cxlfi_cntr_inc(ep->rd_cntr, true);
+					  answer_flags(atomic, r->len), 0,
+					  r->buf, 0, 0, 0, err);
+		cxlfi_cntr_inc(answer_cntr(ep, atomic, r->len), true);
 	}
 	free(r);
 }
@@ -215,10 +236,12 @@ void cxlfi_rma_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 			pe->rma_pending--;
 		if (pe) { /* closing: no reports */
 			if (ep->tx_cq)
-				cxlfi_cq_push_err(ep->tx_cq, q->context,
-						  FI_RMA | FI_READ, 0, q->buf,
-						  0, 0, 0, FI_EHOSTUNREACH);
-			cxlfi_cntr_inc(ep->rd_cntr, true);
+				cxlfi_cq_push_err(
+					ep->tx_cq, q->context,
+					answer_flags(q->atomic, q->len), 0,
+					q->buf, 0, 0, 0, FI_EHOSTUNREACH);
+			cxlfi_cntr_inc(answer_cntr(ep, q->atomic, q->len),
+				       true);
 		}
 		free(q);
 	}
