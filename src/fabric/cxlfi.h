@@ -46,6 +46,9 @@
 #define CXLFI_TAG_FORMAT 0xaaaaaaaaaaaaaaaaull /* 64 tag bits, incl. 63 */
 #define CXLFI_CQ_DATA_SIZE 8
 #define CXLFI_MAX_MSG (1ull << 40)
+/* RMA reads and atomics up to this size are ordered before later writes
+ * (their answer takes its data when the request is executed) */
+#define CXLFI_ORDER_WAR_MAX 4096u
 
 extern struct fi_provider cxlfi_prov;
 

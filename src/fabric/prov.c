@@ -317,13 +317,14 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 		(hints && hints->tx_attr
 			 ? hints->tx_attr->op_flags & FI_COMPLETION
 			 : 0);
-	/* Per peer, in posting order: sends among themselves, and RMA
-	 * among themselves except a write after a read (a read's answer may
-	 * take its data later, after a later write was applied), and not
-	 * across sends and RMA (direct RMA does not wait for sends still in
-	 * the channel). docs/fabric.md, "RMA". */
-	fi->tx_attr->msg_order =
-		FI_ORDER_SAS | FI_ORDER_WAW | FI_ORDER_RAR | FI_ORDER_RAW;
+	/* Per peer, in posting order: sends among themselves, and RMA and
+	 * atomics among themselves (a write after a read only up to
+	 * CXLFI_ORDER_WAR_MAX bytes: a larger read's answer may take its
+	 * data after a later write was applied), and not across sends and
+	 * RMA (direct RMA does not wait for sends still in the channel).
+	 * docs/fabric.md, "RMA". */
+	fi->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_WAW | FI_ORDER_RAR |
+				 FI_ORDER_RAW | FI_ORDER_WAR;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = inject_size();
 	fi->tx_attr->size = cxlfi_params.ncells;
@@ -347,7 +348,7 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->ep_attr->max_msg_size = CXLFI_MAX_MSG;
 	fi->ep_attr->msg_prefix_size = 0;
 	fi->ep_attr->max_order_raw_size = CXLFI_MAX_MSG;
-	fi->ep_attr->max_order_war_size = 0; /* not ordered (see msg_order) */
+	fi->ep_attr->max_order_war_size = CXLFI_ORDER_WAR_MAX;
 	fi->ep_attr->max_order_waw_size = CXLFI_MAX_MSG;
 	fi->ep_attr->mem_tag_format = CXLFI_TAG_FORMAT;
 	fi->ep_attr->tx_ctx_cnt = 1;

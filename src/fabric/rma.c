@@ -105,8 +105,14 @@ void cxlfi_rma_read_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	t.tag = q.rid;
 	t.buf = p;
 	t.len = err ? 0 : (size_t)q.len;
+	/* write after read: an answer that has to wait for room in the
+	 * channel takes its data now, not after a later write of the origin
+	 * was applied (max_order_war_size); a larger one may be read later,
+	 * or passed by pointer */
+	if (t.len <= CXLFI_ORDER_WAR_MAX)
+		t.flags = FI_INJECT;
 	if (err) {
-		t.flags = FI_REMOTE_CQ_DATA;
+		t.flags |= FI_REMOTE_CQ_DATA;
 		t.data = (uint64_t)err;
 		t.rma_err = err;
 	}

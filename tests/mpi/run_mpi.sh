@@ -40,7 +40,7 @@ ompi)
 	export OMPI_MCA_opal_common_ofi_provider_include=cxl
 	timeout "${CXL_MPI_TIMEOUT:-300}" "$MPIEXEC" --allow-run-as-root \
 		--oversubscribe -np "$NP" --mca pml cm --mca mtl ofi \
-		--mca btl ^ofi --mca osc ^ucx \
+		--mca btl self,ofi --mca osc ^ucx \
 		"$here/hostwrap.sh" "$@" >"$out" 2>&1
 	rc=$?
 	;;

@@ -8,7 +8,9 @@
 #     MPI library issues none (FI_CXL_STATS direct_rma = 0);
 #   - with CXLMPI_DIRECT_RMA=0 the MPI library does the RMA, and the
 #     provider does it directly in the pool (direct_rma > 0);
-#   - without libcxlmpi, neither (the same program, the ordinary path).
+#   - without libcxlmpi, neither (the same program, the ordinary path);
+#   - under Open MPI the same with libcxlmpi, and with CXLMPI_DIRECT_RMA=0
+#     its osc/rdma over btl/ofi does direct RMA through the provider.
 #
 # and tests/mpi/mpi_shwin.c under MPICH, coherent and emulated (and Open MPI,
 # emulated): a shared
@@ -70,6 +72,12 @@ check "[ \$(libputs) = 0 ]" "mpich without libcxlmpi: libcxlmpi statistics"
 if [ -n "$OPROG" ]; then
 	run ompi "$OPROG" "$OLIB" emulated
 	check "grep -q 'poolmem: [0-9]* checks, 0 bad' '$out'" "ompi emulated with libcxlmpi: bad values"
+	check "[ \$(libputs) -gt 0 ]" "ompi emulated with libcxlmpi: no direct window"
+	# Open MPI's own one-sided (osc/rdma over btl/ofi) on pool memory:
+	# the provider does it directly in the pool
+	run ompi "$OPROG" "$OLIB" emulated CXLMPI_DIRECT_RMA=0
+	check "grep -q 'poolmem: [0-9]* checks, 0 bad' '$out'" "ompi emulated, CXLMPI_DIRECT_RMA=0: bad values"
+	check "[ \$(direct) -gt 0 ]" "ompi emulated, CXLMPI_DIRECT_RMA=0: no direct RMA by the provider"
 	if [ -n "$OSHWIN" ]; then
 		run ompi "$OSHWIN" "$OLIB" emulated
 		check "grep -q 'shwin: 12 checks, 0 bad' '$out'" "ompi emulated: shared window across hosts"

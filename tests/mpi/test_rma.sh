@@ -11,7 +11,9 @@
 #   - with libcxlmpi and CXLMPI_ALLOC_MEM=0 (a pool configured, but no
 #     pool memory from libcxlmpi): the MPI library's RMA, same checks;
 #   - without libcxlmpi (the MPI libraries' own RMA over the provider):
-#     the same checks hold, which keeps the expectations honest.
+#     the same checks hold, which keeps the expectations honest; Open
+#     MPI's osc/rdma then runs over btl/ofi on the provider (its atomics
+#     are executed by the provider: FI_CXL_STATS atomics > 0).
 #
 #   test_rma.sh CXLRUN PROVIDER_DIR MPICH_PROG MPICH_LIB [OMPI_PROG OMPI_LIB]
 set -uo pipefail
@@ -29,6 +31,7 @@ check() {
 	fi
 }
 direct() { grep -oE 'direct_rma [0-9]+' "$out" | awk '{s += $2} END {print s + 0}'; }
+atomics() { grep -oE 'atomics [0-9]+' "$out" | awk '{s += $2} END {print s + 0}'; }
 libputs() { grep -oE 'CXLMPI_STATS rank [0-9]+: puts [0-9]+' "$out" | awk '{s += $5} END {print s + 0}'; }
 
 pre=${CXL_MPI_PRELOAD:+$CXL_MPI_PRELOAD:}
@@ -71,6 +74,9 @@ if [ -n "$OPROG" ]; then
 	done
 	run ompi "$OPROG" "" emulated 2 2
 	check ok "ompi emulated without libcxlmpi: wrong values"
+	# osc/rdma over btl/ofi: its atomics (locks, accumulates) executed
+	# by the provider at the targets, not by the tcp BTL
+	check "[ \$(atomics) -gt 0 ]" "ompi without libcxlmpi: one-sided not over the provider"
 fi
 echo "test_rma: $pass passed, $fail failed"
 [ $fail = 0 ]
