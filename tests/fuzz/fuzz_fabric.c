@@ -9,7 +9,8 @@
  * and B, whose pool structures the input then controls. B first sends A
  * a small and a large message, so that the channel B -> A and B's
  * transfer area exist, and registers a pool region, so that its region
- * table has an entry. Then the input is a list of records:
+ * table has an entry; A registers a private region (key 9), the target
+ * of atomic requests the input sends. Then the input is a list of records:
  *
  *   0 [op u16][len u16][bytes]   a raw message on the channel B -> A:
  *                                any op code, flags and payload
@@ -20,7 +21,8 @@
  *   5 [len u32][tag u64][f u8]   A posts a receive (tagged or not, any
  *                                source or B, possibly multi-receive)
  *   6 [n u8]                     A and B progress n times
- *   7 [w u8][key u64][addr u64][len u32]  A reads or writes B's memory
+ *   7 [w u8][key u64][addr u64][len u32]  A reads or writes B's memory,
+ *                                or (w & 4) does an atomic on it
  *
  * and at the end both progress a while, then close.
  */
@@ -48,8 +50,10 @@ const char *__asan_default_options(void)
 
 static struct fi_provider *prov;
 static struct fi_info *info;
-static uint8_t *bufs;  /* receive buffers of A */
-static uint8_t *local; /* A's RMA source and destination */
+static uint8_t *bufs;	    /* receive buffers of A */
+static uint8_t *local;	    /* A's RMA source and destination */
+static uint64_t a_mem[512]; /* A's registered region (key 9) */
+static uint64_t a_res[16];  /* results of A's atomics: written later */
 
 struct node {
 	struct fid_fabric *fabric;
@@ -190,7 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct in in = { data, size };
 	char name[64];
 	size_t len = sizeof(name), nrecv = 0;
-	struct fid_mr *mr = NULL;
+	struct fid_mr *mr = NULL, *amr = NULL;
 	struct cxl_obj region = { 0 };
 	cxl_ring *ring;
 	static uint8_t big[8192];
@@ -218,6 +222,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			  FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 7, 0, &mr, NULL);
 	if (!eb->peers[ea->index] || !(ring = eb->peers[ea->index]->tx))
 		goto out;
+	if (fi_mr_reg(a.domain, a_mem, sizeof(a_mem),
+		      FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 9, 0, &amr, NULL))
+		amr = NULL;
 
 	while (take(&in, &kind, 1)) {
 		switch (kind % 8) {
@@ -312,6 +319,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    !take(&in, &addr, 8) || !take(&in, &n, 4))
 				break;
 			n %= MAX_RECV;
+			if (w & 4) { /* an atomic: fetch-add or compare */
+				uint64_t *res = a_res;
+
+				if (w & 8)
+					fi_compare_atomic(
+						a.ep, local, n % 8 + 1, NULL,
+						local + 64, NULL, res, NULL,
+						a.peer, addr, w & 2 ? 7 : key,
+						FI_UINT64, FI_CSWAP, NULL);
+				else
+					fi_fetch_atomic(
+						a.ep, local, n % 16 + 1, NULL,
+						res, NULL, a.peer, addr,
+						w & 2 ? 7 : key,
+						(enum fi_datatype)(w >> 4),
+						FI_SUM, NULL);
+				break;
+			}
 			if (w & 1)
 				fi_write(a.ep, local, n, NULL, a.peer, addr,
 					 w & 2 ? 7 : key, NULL);
@@ -329,6 +354,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 out:
 	if (mr)
 		fi_close(&mr->fid);
+	if (amr)
+		fi_close(&amr->fid);
 	close_node(&a);
 	close_node(&b);
 	if (region.pool) {
