@@ -256,7 +256,7 @@ static void answer(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint64_t rid,
 			   pe->index);
 		return;
 	}
-	t.kind = CXLFI_TX_READRSP;
+	t.kind = CXLFI_TX_ATOMRSP;
 	t.tag = rid;
 	t.buf = old;
 	t.len = err ? 0 : len;

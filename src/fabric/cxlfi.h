@@ -227,6 +227,7 @@ enum {
 	CXLFI_TX_READREQ = 2, /* fi_read's request (internal, no report) */
 	CXLFI_TX_READRSP = 3, /* the target's answer (internal) */
 	CXLFI_TX_ATOMREQ = 4, /* an atomic's request (atomic.c; no report) */
+	CXLFI_TX_ATOMRSP = 5, /* its answer, sent as a read answer */
 };
 
 /* A message that arrived before its receive was posted. */

@@ -494,6 +494,7 @@ static uint32_t tx_op(const struct cxlfi_tx *t)
 		[CXLFI_TX_READREQ] = OPF_READREQ,
 		[CXLFI_TX_READRSP] = OPF_READRSP,
 		[CXLFI_TX_ATOMREQ] = OPF_ATOMREQ,
+		[CXLFI_TX_ATOMRSP] = OPF_READRSP,
 	};
 
 	return (t->flags & FI_TAGGED ? OPF_TAGGED : 0) |
@@ -602,9 +603,13 @@ static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 	/* the read or atomic reports on its answer, not this */
 	if (t->kind == CXLFI_TX_READREQ || t->kind == CXLFI_TX_ATOMREQ)
 		return;
-	if (t->kind == CXLFI_TX_READRSP) {
+	if (t->kind == CXLFI_TX_READRSP || t->kind == CXLFI_TX_ATOMRSP) {
+		/* the remote counters (fi_cntr(3)): reads and fetching
+		 * atomics count as remote reads, other atomics as writes */
+		bool wr = t->kind == CXLFI_TX_ATOMRSP && !t->len;
+
 		if (!err && !t->rma_err)
-			cxlfi_cntr_inc(ep->rrd_cntr, false);
+			cxlfi_cntr_inc(wr ? ep->rwr_cntr : ep->rrd_cntr, false);
 		return;
 	}
 	if (t->kind == CXLFI_TX_WRITE) {

@@ -351,6 +351,8 @@ static void origin(struct fi *f)
 static void target(struct fi *f)
 {
 	uint8_t *region = calloc(1, REGION), *ro = calloc(1, 64);
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *rwc;
 	struct fid_mr *mr, *mro, *mrp;
 	struct cxl_pool_opts o;
 	struct cxl_obj obj;
@@ -364,6 +366,8 @@ static void target(struct fi *f)
 	char c;
 
 	REQUIRE(region && ro);
+	TRY(fi_cntr_open(f->domain, &ca, &rwc, NULL));
+	TRY(fi_ep_bind(f->ep, &rwc->fid, FI_REMOTE_WRITE));
 	TRY(fi_mr_reg(f->domain, region, REGION,
 		      FI_REMOTE_READ | FI_REMOTE_WRITE, 0, KEY_RW, 0, &mr,
 		      NULL));
@@ -391,6 +395,9 @@ static void target(struct fi *f)
 		(void)fi_cq_read(f->cq, &e, 1);
 	}
 	REQUIRE(read(go[0], &c, 1) == 1);
+	/* remote writes: the origin's 30 fi_write calls through the channel
+	 * and its 2 successful non-fetching atomics (inject, in flight) */
+	CHECK(fi_cntr_read(rwc) == 30 + 2);
 	/* fi_wait_cq progresses, and so serves the origin meanwhile */
 	adds(f, self, KEY_RW, 0);
 	adds(f, self, KEY_POOL, 0);
@@ -409,6 +416,7 @@ static void target(struct fi *f)
 	TRY(fi_close(&mrp->fid));
 	TRY(fi_close(&mro->fid));
 	TRY(fi_close(&mr->fid));
+	cntrs[ncntrs++] = rwc;
 	cxl_obj_close(&obj);
 	cxl_obj_destroy(pool, "atomic.test.region");
 	cxl_pool_detach(pool);
