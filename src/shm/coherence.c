@@ -77,8 +77,15 @@ int cxl_coh_select(struct cxl_pool *p)
 #else
 	switch (p->opts.insn) {
 	case CXL_FLUSH_AUTO:
-		p->insn = cpu.clflushopt ? CXL_FLUSH_CLFLUSHOPT
-					 : CXL_FLUSH_CLFLUSH;
+		/* clwb writes back and may keep the line: the writer does not
+		 * miss on its next write (cxlbench: 2-4x cheaper here). The
+		 * protocol never needs the writer's copy gone, since readers
+		 * invalidate before reading, and invalidation evicts with
+		 * clflushopt or clflush whatever the write-back instruction
+		 * (hw_evict) */
+		p->insn = cpu.clwb	   ? CXL_FLUSH_CLWB
+			  : cpu.clflushopt ? CXL_FLUSH_CLFLUSHOPT
+					   : CXL_FLUSH_CLFLUSH;
 		break;
 	case CXL_FLUSH_CLFLUSHOPT:
 	case CXL_FLUSH_CLWB:

@@ -243,6 +243,24 @@ static void test_attach_errors(void)
 			o.insn = CXL_FLUSH_AUTO;
 		}
 	}
+	/* auto: clwb for write-backs where the CPU has it, then clflushopt */
+	{
+		struct cxl_cpu_features f;
+		enum cxl_flush_insn want;
+
+		cxl_cpu_features_get(&f);
+		want = f.clwb	      ? CXL_FLUSH_CLWB
+		       : f.clflushopt ? CXL_FLUSH_CLFLUSHOPT
+				      : CXL_FLUSH_CLFLUSH;
+		o.mode = CXL_COH_FLUSH;
+		if (cxl_pool_attach(&o, &q) == CXL_OK) {
+			CHECK(cxl_pool_flush_insn(q) == want);
+			cxl_pool_detach(q);
+		} else {
+			CHECK(0);
+		}
+		o.mode = CXL_COH_COHERENT;
+	}
 
 	/* version and checksum checks, on the live header */
 	h = (struct pool_hdr *)cxl_pool_base(p);
