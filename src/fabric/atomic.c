@@ -243,36 +243,6 @@ static void apply(int dt, int op, void *x, const void *v, const void *c,
 
 /* ---- target ------------------------------------------------------------ */
 
-/* Answer request rid: the prior values (len bytes of old), or err. */
-static void answer(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint64_t rid,
-		   const void *old, size_t len, int err)
-{
-	struct cxlfi_tx t = { 0 };
-
-	if (cxlfi_connect_back(ep, pe)) {
-		CXLFI_WARN(FI_LOG_EP_DATA,
-			   "cannot answer an atomic of endpoint %u: no "
-			   "channel back to it\n",
-			   pe->index);
-		return;
-	}
-	t.kind = CXLFI_TX_ATOMRSP;
-	t.tag = rid;
-	t.buf = old;
-	t.len = err ? 0 : len;
-	t.flags = FI_INJECT; /* old is ours only until we return */
-	if (err) {
-		t.flags |= FI_REMOTE_CQ_DATA;
-		t.data = (uint64_t)err;
-		t.rma_err = err;
-	}
-	/* from progress: queued if the channel is full, never recursing */
-	if (cxlfi_post(ep, pe, &t, true))
-		CXLFI_WARN(FI_LOG_EP_DATA,
-			   "cannot answer an atomic of endpoint %u\n",
-			   pe->index);
-}
-
 void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			  const uint8_t *m, size_t n)
 {
@@ -307,7 +277,8 @@ void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			   "bytes: %s\n",
 			   (unsigned long long)q.key,
 			   (unsigned long long)q.addr, len, fi_strerror(err));
-		answer(ep, pe, q.rid, NULL, 0, err);
+		cxlfi_rma_answer(ep, pe, CXLFI_TX_ATOMRSP, q.rid, NULL, 0, true,
+				 err);
 		return;
 	}
 	/* aligned copies: the region and the message need not be */
@@ -315,7 +286,8 @@ void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	old = malloc(len);
 	ops = malloc(2 * len);
 	if (!cur || !old || !ops) {
-		answer(ep, pe, q.rid, NULL, 0, FI_ENOMEM);
+		cxlfi_rma_answer(ep, pe, CXLFI_TX_ATOMRSP, q.rid, NULL, 0, true,
+				 FI_ENOMEM);
 		goto out;
 	}
 	memcpy(ops, m + sizeof(q), n - sizeof(q));
@@ -336,7 +308,9 @@ void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		}
 	}
 	cxlfi_stats.atomics++;
-	answer(ep, pe, q.rid, old, q.kind == K_WRITE ? 0 : len, 0);
+	/* old is ours only until we return: the answer copies it */
+	cxlfi_rma_answer(ep, pe, CXLFI_TX_ATOMRSP, q.rid, old,
+			 q.kind == K_WRITE ? 0 : len, true, 0);
 out:
 	free(cur), free(old), free(ops);
 	return;

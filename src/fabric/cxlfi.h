@@ -476,6 +476,12 @@ uint64_t cxlfi_tx_flags(struct cxlfi_ep *ep, uint64_t flags);
 
 /* rma.c: FI_RMA executed by the target's progress */
 extern struct fi_ops_rma cxlfi_rma_ops;
+/* The target's answer to a read or an atomic (kind CXLFI_TX_READRSP or
+ * CXLFI_TX_ATOMRSP, tag rid): len bytes of buf, copied now if copy, or
+ * err. From progress; rma.c */
+void cxlfi_rma_answer(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint8_t kind,
+		      uint64_t rid, const void *buf, size_t len, bool copy,
+		      int err);
 /* atomic.c */
 extern struct fi_ops_atomic cxlfi_atomic_ops;
 void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,

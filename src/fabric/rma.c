@@ -64,7 +64,6 @@ struct cxlfi_rx *cxlfi_rma_write_target(struct cxlfi_ep *ep, uint64_t key,
 void cxlfi_rma_read_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			    const uint8_t *m, size_t n)
 {
-	struct cxlfi_tx t = { 0 };
 	struct read_req q;
 	int err = 0;
 	void *p;
@@ -94,23 +93,34 @@ void cxlfi_rma_read_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	 * owner writes back its own stores, docs/coherence.md) */
 	if (p && q.len && cxl_pool_offset(ep->dom->pool, p) != UINT64_MAX)
 		cxl_inval(ep->dom->pool, p, (size_t)q.len);
-	if (cxlfi_connect_back(ep, pe)) {
-		CXLFI_WARN(FI_LOG_EP_DATA,
-			   "cannot answer an RMA read of endpoint %u: no "
-			   "channel back to it\n",
-			   pe->index);
-		return;
-	}
-	t.kind = CXLFI_TX_READRSP;
-	t.tag = q.rid;
-	t.buf = p;
-	t.len = err ? 0 : (size_t)q.len;
 	/* write after read: an answer that has to wait for room in the
 	 * channel takes its data now, not after a later write of the origin
 	 * was applied (max_order_war_size); a larger one may be read later,
 	 * or passed by pointer */
-	if (t.len <= CXLFI_ORDER_WAR_MAX)
-		t.flags = FI_INJECT;
+	cxlfi_rma_answer(ep, pe, CXLFI_TX_READRSP, q.rid, p, (size_t)q.len,
+			 q.len <= CXLFI_ORDER_WAR_MAX, err);
+}
+
+void cxlfi_rma_answer(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint8_t kind,
+		      uint64_t rid, const void *buf, size_t len, bool copy,
+		      int err)
+{
+	struct cxlfi_tx t = { 0 };
+	const char *what =
+		kind == CXLFI_TX_READRSP ? "an RMA read" : "an atomic";
+
+	if (cxlfi_connect_back(ep, pe)) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "cannot answer %s of endpoint %u: no channel back "
+			   "to it\n",
+			   what, pe->index);
+		return;
+	}
+	t.kind = kind;
+	t.tag = rid;
+	t.buf = buf;
+	t.len = err ? 0 : len;
+	t.flags = copy || err ? FI_INJECT : 0;
 	if (err) {
 		t.flags |= FI_REMOTE_CQ_DATA;
 		t.data = (uint64_t)err;
@@ -118,9 +128,8 @@ void cxlfi_rma_read_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	}
 	/* from progress: queued if the channel is full, never recursing */
 	if (cxlfi_post(ep, pe, &t, true))
-		CXLFI_WARN(FI_LOG_EP_DATA,
-			   "cannot answer an RMA read of endpoint %u\n",
-			   pe->index);
+		CXLFI_WARN(FI_LOG_EP_DATA, "cannot answer %s of endpoint %u\n",
+			   what, pe->index);
 }
 
 /* ---- origin ------------------------------------------------------------ */
