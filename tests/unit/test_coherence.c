@@ -139,10 +139,13 @@ static int ring_consumer(int i, void *arg)
 		int rc = cxl_ring_recv(rx, buf, sizeof(buf), &len, NULL);
 
 		if (rc == CXL_EAGAIN) {
+			/* 2 s without a message: stalled (the flushes were
+			 * skipped), not merely slow on a loaded machine */
 			if (cxl_now_ns() - t0 > 2000000000ull)
-				return 100; /* stalled: messages never came */
+				return 100;
 			continue;
 		}
+		t0 = cxl_now_ns();
 		if (rc != CXL_OK)
 			return 101; /* corrupt */
 		bad += len != 64 || buf[0] != k || buf[7] != ~k;
