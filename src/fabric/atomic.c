@@ -329,7 +329,6 @@ static ssize_t do_atomic(struct fid_ep *fep, int kind, const void *buf,
 			 void *ctx)
 {
 	struct cxlfi_ep *ep = (struct cxlfi_ep *)fep;
-	struct cxlfi_tx t = { 0 };
 	struct cxlfi_rdreq *rq;
 	struct cxlfi_peer *pe;
 	struct atomic_req q;
@@ -354,17 +353,11 @@ static ssize_t do_atomic(struct fid_ep *fep, int kind, const void *buf,
 	}
 	if ((rc = cxlfi_peer_for(ep, dest, &pe)))
 		goto out;
-	if (!(rq = calloc(1, sizeof(*rq)))) {
+	if (!(rq = cxlfi_rdreq_new(ep, pe, result, kind == K_WRITE ? 0 : len,
+				   cxlfi_tx_flags(ep, flags), ctx, true))) {
 		rc = -FI_ENOMEM;
 		goto out;
 	}
-	rq->rid = ++ep->rid_next;
-	rq->peer = pe->index;
-	rq->buf = result;
-	rq->len = kind == K_WRITE ? 0 : len;
-	rq->flags = cxlfi_tx_flags(ep, flags);
-	rq->context = ctx;
-	rq->atomic = true;
 	q = (struct atomic_req){ .key = key,
 				 .addr = addr,
 				 .rid = rq->rid,
@@ -377,17 +370,7 @@ static ssize_t do_atomic(struct fid_ep *fep, int kind, const void *buf,
 		memcpy(msg + sizeof(q), buf, len);
 	if (kind == K_COMPARE)
 		memcpy(msg + n - len, compare, len);
-	t.kind = CXLFI_TX_ATOMREQ;
-	t.buf = msg;
-	t.len = n;
-	t.flags = FI_INJECT; /* msg is freed below */
-	if ((rc = cxlfi_post(ep, pe, &t, false))) {
-		free(rq);
-		goto out;
-	}
-	pe->rma_pending++; /* direct RMA to pe waits for the answer */
-	rq->next = ep->reads;
-	ep->reads = rq;
+	rc = cxlfi_rdreq_post(ep, pe, rq, CXLFI_TX_ATOMREQ, msg, n);
 out:
 	pthread_mutex_unlock(&ep->dom->lock);
 	free(msg);

@@ -482,6 +482,12 @@ extern struct fi_ops_rma cxlfi_rma_ops;
 void cxlfi_rma_answer(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint8_t kind,
 		      uint64_t rid, const void *buf, size_t len, bool copy,
 		      int err);
+struct cxlfi_rdreq *cxlfi_rdreq_new(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+				    void *buf, size_t len, uint64_t flags,
+				    void *ctx, bool atomic);
+ssize_t cxlfi_rdreq_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			 struct cxlfi_rdreq *q, uint8_t kind, const void *msg,
+			 size_t n);
 /* atomic.c */
 extern struct fi_ops_atomic cxlfi_atomic_ops;
 void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,

@@ -348,11 +348,53 @@ out:
 	return rc;
 }
 
+/* A read or an atomic to pe whose answer (tag = the returned request's
+ * rid) fills buf with len bytes and completes it. */
+struct cxlfi_rdreq *cxlfi_rdreq_new(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+				    void *buf, size_t len, uint64_t flags,
+				    void *ctx, bool atomic)
+{
+	struct cxlfi_rdreq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->rid = ++ep->rid_next;
+	q->peer = pe->index;
+	q->buf = buf;
+	q->len = len;
+	q->flags = flags;
+	q->context = ctx;
+	q->atomic = atomic;
+	return q;
+}
+
+/* Send q's request (n bytes of msg, copied) and wait for its answer; q is
+ * freed if it cannot be sent. */
+ssize_t cxlfi_rdreq_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			 struct cxlfi_rdreq *q, uint8_t kind, const void *msg,
+			 size_t n)
+{
+	struct cxlfi_tx t = { 0 };
+	ssize_t rc;
+
+	t.kind = kind;
+	t.buf = msg;
+	t.len = n;
+	t.flags = FI_INJECT; /* msg is the caller's only until we return */
+	if ((rc = cxlfi_post(ep, pe, &t, false))) {
+		free(q);
+		return rc;
+	}
+	pe->rma_pending++; /* direct RMA to pe waits for the answer */
+	q->next = ep->reads;
+	ep->reads = q;
+	return 0;
+}
+
 static ssize_t do_read(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 		       uint64_t addr, uint64_t key, uint64_t flags, void *ctx)
 {
 	struct cxlfi_ep *ep = (struct cxlfi_ep *)fep;
-	struct cxlfi_tx t = { 0 };
 	struct cxlfi_rdreq *q;
 	struct cxlfi_peer *pe;
 	struct read_req req;
@@ -372,29 +414,12 @@ static ssize_t do_read(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 		rc = 0;
 		goto out;
 	}
-	if (!(q = calloc(1, sizeof(*q)))) {
+	if (!(q = cxlfi_rdreq_new(ep, pe, buf, len, flags, ctx, false))) {
 		rc = -FI_ENOMEM;
 		goto out;
 	}
-	q->rid = ++ep->rid_next;
-	q->peer = pe->index;
-	q->buf = buf;
-	q->len = len;
-	q->flags = flags;
-	q->context = ctx;
 	req = (struct read_req){ key, addr, len, q->rid };
-	t.kind = CXLFI_TX_READREQ;
-	t.buf = (const uint8_t *)&req;
-	t.len = sizeof(req);
-	t.flags = FI_INJECT; /* req is on our stack */
-	rc = cxlfi_post(ep, pe, &t, false);
-	if (rc) {
-		free(q);
-		goto out;
-	}
-	pe->rma_pending++;
-	q->next = ep->reads;
-	ep->reads = q;
+	rc = cxlfi_rdreq_post(ep, pe, q, CXLFI_TX_READREQ, &req, sizeof(req));
 out:
 	pthread_mutex_unlock(&ep->dom->lock);
 	return rc;
