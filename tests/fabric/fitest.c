@@ -57,7 +57,15 @@ void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
 
 void fi_teardown(struct fi *f)
 {
+	fi_teardown_cntrs(f, NULL, 0);
+}
+
+void fi_teardown_cntrs(struct fi *f, struct fid_cntr **cntrs, int n)
+{
 	TRY(fi_close(&f->ep->fid));
+	/* counters close only after the endpoint they are bound to */
+	for (int i = 0; i < n; i++)
+		TRY(fi_close(&cntrs[i]->fid));
 	TRY(fi_close(&f->rxc->fid));
 	TRY(fi_close(&f->cq->fid));
 	TRY(fi_close(&f->av->fid));

@@ -44,6 +44,8 @@ extern uint64_t fi_extra_caps;
 
 void fi_setup(struct fi *f, int rank, int to_peer, int from_peer);
 void fi_teardown(struct fi *f);
+/* The same, closing n more counters bound to the endpoint. */
+void fi_teardown_cntrs(struct fi *f, struct fid_cntr **cntrs, int n);
 /* One completion (0) or error entry (-err, entry in *err); exits after
  * timeout_s seconds without either. */
 int fi_wait_cq(struct fi *f, struct fi_cq_tagged_entry *e,

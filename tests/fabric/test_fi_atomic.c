@@ -37,19 +37,6 @@ static int ncntrs;
 #define ADDS 2000
 #define OFF_ADD 1024 /* the word both ranks add to, in both regions */
 
-static void teardown(struct fi *f)
-{
-	TRY(fi_close(&f->ep->fid));
-	for (int i = 0; i < ncntrs; i++)
-		TRY(fi_close(&cntrs[i]->fid));
-	TRY(fi_close(&f->rxc->fid));
-	TRY(fi_close(&f->cq->fid));
-	TRY(fi_close(&f->av->fid));
-	TRY(fi_close(&f->domain->fid));
-	TRY(fi_close(&f->fabric->fid));
-	fi_freeinfo(f->info);
-}
-
 /* One completion for ctx: its error (0: success) and flags. */
 static int one(struct fi *f, void *ctx, uint64_t *flags)
 {
@@ -439,7 +426,7 @@ static int child(int rank, void *arg)
 		origin(&f);
 	else
 		target(&f);
-	teardown(&f);
+	fi_teardown_cntrs(&f, cntrs, ncntrs);
 	printf("rank %d: %d passed, %d failed\n", rank, t_passed, t_failed);
 	fflush(stdout);
 	return t_failed != 0;

@@ -22,20 +22,6 @@ static int p01[2], p10[2], stop[2], keys[2], pause_[2], resume_[2];
 static struct fid_cntr *cntrs[3];
 static int ncntrs;
 
-static void teardown(struct fi *f)
-{
-	TRY(fi_close(&f->ep->fid));
-	for (int i = 0; i < ncntrs; i++)
-		TRY(fi_close(&cntrs[i]->fid));
-	f->ep = NULL;
-	TRY(fi_close(&f->rxc->fid));
-	TRY(fi_close(&f->cq->fid));
-	TRY(fi_close(&f->av->fid));
-	TRY(fi_close(&f->domain->fid));
-	TRY(fi_close(&f->fabric->fid));
-	fi_freeinfo(f->info);
-}
-
 #define REGION (3u << 20)
 #define POOL_REGION (1u << 20)
 #define KEY_RW 0x5151
@@ -277,7 +263,7 @@ static int child(int rank, void *arg)
 	} else {
 		target(&f);
 	}
-	teardown(&f);
+	fi_teardown_cntrs(&f, cntrs, ncntrs);
 	printf("rank %d: %d passed, %d failed\n", rank, t_passed, t_failed);
 	fflush(stdout);
 	return t_failed != 0;
