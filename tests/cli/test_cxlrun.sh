@@ -13,7 +13,8 @@
 #   - with tcp, the payload crossed the hosts' veth links;
 #   - with cxl, it did not (only launcher traffic), and the pool's counters
 #     (FI_CXL_STATS) show the messages and bytes;
-#   - Ctrl-C midway, and SIGKILL of cxlrun followed by `cxlrun --cleanup`,
+#   - Ctrl-C midway, and SIGKILL of cxlrun followed by `cxlrun --cleanup`
+#     (also with its state file lost and cxlrun not yet reaped),
 #     leave no namespace, link, pool file, run directory or process.
 # Without root it checks the fallback (one namespace) instead.
 set -uo pipefail
@@ -136,6 +137,17 @@ if [ $root = 1 ]; then
 	check "[ \$(leftovers $id) = 0 ]" "after --cleanup, run $id left $(leftovers "$id") kind(s) of objects: $(cat "$work/cleanup.out")"
 	"$CXLRUN" --cleanup >"$work/cleanup2.out" 2>&1
 	check "grep -q 'nothing left behind' '$work/cleanup2.out'" "a second --cleanup was not a no-op"
+
+	# SIGKILL while cxlrun was saving its state (the file left empty),
+	# and cxlrun not yet reaped (a zombie is not a live owner): --cleanup
+	# still finds the namespaces, the pool and the launcher
+	start_sleeper
+	kill -KILL "$spid"
+	sleep 0.2
+	: >"$CXLRUN_DIR/$id/state.json"
+	"$CXLRUN" --cleanup >"$work/cleanup3.out" 2>&1
+	check "[ \$(leftovers $id) = 0 ]" "after --cleanup of a run with no readable state, run $id left $(leftovers "$id") kind(s) of objects: $(cat "$work/cleanup3.out")"
+	wait "$spid" 2>/dev/null
 else
 	echo "test_cxlrun: not root: namespace and cleanup checks skipped"
 fi
