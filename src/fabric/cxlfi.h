@@ -46,6 +46,7 @@
 #define CXLFI_TAG_FORMAT 0xaaaaaaaaaaaaaaaaull /* 64 tag bits, incl. 63 */
 #define CXLFI_CQ_DATA_SIZE 8
 #define CXLFI_MAX_MSG (1ull << 40)
+#define CXLFI_INJECT_MAX (64u << 10) /* FI_CXL_INJECT_SIZE upper bound */
 /* RMA reads and atomics up to this size are ordered before later writes
  * (their answer takes its data when the request is executed) */
 #define CXLFI_ORDER_WAR_MAX 4096u
@@ -64,6 +65,7 @@ struct cxlfi_params {
 	size_t unexp_limit;	/* FI_CXL_UNEXP_LIMIT: unexpected bytes */
 	int stats;		/* FI_CXL_STATS: print counts at fabric close */
 	size_t peer_timeout_ms; /* FI_CXL_PEER_TIMEOUT_MS: declare dead */
+	size_t inject_size;	/* FI_CXL_INJECT_SIZE: largest fi_inject */
 	size_t bulk_min;	/* FI_CXL_BULK_MIN: bulk area from this size */
 	size_t idle_polls; /* FI_CXL_IDLE_POLLS: empty reads before sleeping */
 	size_t idle_sleep_us; /* FI_CXL_IDLE_SLEEP_US: longest idle sleep */
@@ -291,6 +293,8 @@ struct cxlfi_peer {
 	cxl_ring *tx, *rx;
 	struct cxl_obj txobj, rxobj;
 	uint64_t rx_seen; /* inbox stamp consumed */
+	bool ack_next;	  /* the last message announced an OP_ACK after it */
+	unsigned rx_hits; /* drains in a row whose first look found one */
 	struct cxlfi_tx *txq, *txq_tail;
 	/* an incoming chunked message in progress */
 	struct cxlfi_rx *rx_cur;    /* matched receive, or NULL */
@@ -340,6 +344,7 @@ struct cxlfi_ep {
 	struct cxlfi_unexp *unexp, *unexp_tail;
 	size_t unexp_bytes;
 	uint64_t progress_calls;
+	uint64_t reported;   /* operations completed (CQ entry or counter) */
 	uint32_t inbox_next; /* first inbox line of the next scan step */
 	uint64_t tx_op_flags, rx_op_flags;
 	size_t min_multi_recv;

@@ -38,13 +38,15 @@
 #define OPF_READRSP                                      \
 	(1u << 12) /* its answer: tag = request id; with \
 		    * OPF_DATA, data = the target's error */
-#define OPF_ATOMREQ                                       \
-	(1u << 13) /* atomic request (atomic.c), answered \
-		    * with OPF_READRSP */
+#define OPF_ATOMREQ                                                   \
+	(1u << 13)	       /* atomic request (atomic.c), answered \
+				* with OPF_READRSP */
+#define OPF_ACKNEXT (1u << 14) /* an OP_ACK follows (delivery complete) */
 
 #define EP_HDR_LINES 1u
 #define TXQ_MAX 1024u	 /* queued sends per peer before -FI_EAGAIN */
 #define DRAIN_BUDGET 64u /* messages per channel per progress call */
+#define STREAM_HITS 2u	 /* calls finding a message at once: a stream */
 
 /* Inbox line written by sender j into receiver's object, line 1 + j. */
 enum {
@@ -497,8 +499,13 @@ static uint32_t tx_op(const struct cxlfi_tx *t)
 		[CXLFI_TX_ATOMRSP] = OPF_READRSP,
 	};
 
+	/* a delivery-complete send that is not passed by pointer is
+	 * followed by its OP_ACK (push) */
+	bool acked = (t->flags & FI_DELIVERY_COMPLETE) && !t->ptr_ok;
+
 	return (t->flags & FI_TAGGED ? OPF_TAGGED : 0) |
-	       (t->flags & FI_REMOTE_CQ_DATA ? OPF_DATA : 0) | kind_op[t->kind];
+	       (t->flags & FI_REMOTE_CQ_DATA ? OPF_DATA : 0) |
+	       (acked ? OPF_ACKNEXT : 0) | kind_op[t->kind];
 }
 
 static size_t put_hdr(uint8_t *p, const struct cxlfi_tx *t)
@@ -600,6 +607,7 @@ static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 {
 	uint64_t f = FI_SEND | (t->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
 
+	ep->reported++;
 	/* the read or atomic reports on its answer, not this */
 	if (t->kind == CXLFI_TX_READREQ || t->kind == CXLFI_TX_ATOMREQ)
 		return;
@@ -720,7 +728,7 @@ ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
 	int rc;
 
 	if (len > CXLFI_MAX_MSG ||
-	    ((flags & FI_INJECT) && len > ep->cell_payload - 16))
+	    ((flags & FI_INJECT) && len > cxlfi_params.inject_size))
 		return -FI_EMSGSIZE;
 	if ((rc = cxlfi_peer_for(ep, dest, &pe)))
 		return rc;
@@ -922,6 +930,8 @@ static void complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, size_t total,
 	uint64_t f = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) |
 		     (has_data ? FI_REMOTE_CQ_DATA : 0);
 	struct cxlfi_rx *m = r->parent;
+
+	ep->reported++;
 
 	if (r->kind != CXLFI_RX_MSG) {
 		(void)tag;
@@ -1240,10 +1250,26 @@ static void on_ptr(struct cxlfi_ep *ep, struct cxlfi_peer *pe, const uint8_t *m,
 	chunk_arrived(ep, pe, got);
 }
 
-/* Receive up to DRAIN_BUDGET messages from one channel. */
+/*
+ * Receive up to DRAIN_BUDGET messages from one channel.
+ *
+ * Latency or stream. While the first look at the ring in a call usually
+ * finds nothing, the caller is waiting for single messages: the first
+ * message that completes an operation ends the call, because one more
+ * look at the ring would delay that completion (an eviction, a fence and
+ * a miss to the pool in the flush mode). The OP_ACK such a message
+ * announces (OPF_ACKNEXT) is still taken, so that a delivery-complete
+ * sender does not wait for our next call. Once STREAM_HITS calls in a
+ * row found a message at once, messages are queued: each call drains as
+ * many as the budget allows, so a stream costs one call per budget, not
+ * one per message.
+ */
 static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
+	bool stream = pe->rx_hits >= STREAM_HITS, stop = false;
+
 	for (unsigned k = 0; k < DRAIN_BUDGET; k++) {
+		uint64_t reported = ep->reported;
 		uint32_t op;
 		size_t n;
 		int rc;
@@ -1266,14 +1292,23 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 		}
 		rc = cxl_ring_recv(pe->rx, ep->rx_scratch, ep->cell_payload, &n,
 				   &op);
-		if (rc == CXL_EAGAIN)
+		if (rc == CXL_EAGAIN) {
+			if (!k)
+				pe->rx_hits = 0;
 			return;
+		}
 		if (rc) {
 			CXLFI_WARN(FI_LOG_EP_DATA,
 				   "channel from endpoint %u failed: %s\n",
 				   pe->index, cxl_errmsg());
 			return;
 		}
+		if (!k && pe->rx_hits < STREAM_HITS)
+			pe->rx_hits++;
+		if ((op & OP_MASK) == OP_EAGER || (op & OP_MASK) == OP_FIRST)
+			pe->ack_next = op & OPF_ACKNEXT;
+		else if ((op & OP_MASK) == CXLFI_OP_ACK)
+			pe->ack_next = false;
 		if ((op & OP_MASK) == CXLFI_OP_BULK)
 			on_bulk(ep, pe, ep->rx_scratch, n);
 		else if ((op & OP_MASK) == CXLFI_OP_PTR)
@@ -1284,6 +1319,10 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 			on_chunk(ep, pe, ep->rx_scratch, n);
 		else
 			on_message(ep, pe, op, ep->rx_scratch, n);
+		if (!stream && ep->reported != reported)
+			stop = true;
+		if (stop && !pe->ack_next)
+			return;
 	}
 }
 

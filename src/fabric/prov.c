@@ -35,6 +35,7 @@ struct cxlfi_params cxlfi_params = {
 	.inbox_poll = 64,
 	.unexp_limit = 64u << 20,
 	.peer_timeout_ms = 10000,
+	.inject_size = 4096,
 	.bulk_min = 1024,
 	.idle_polls = 200000,
 	.idle_sleep_us = 50,
@@ -173,9 +174,9 @@ static void param_size(const char *name, const char *help, size_t *v, size_t lo,
 static void read_params(void)
 {
 	static const char *const names[] = {
-		"MAX_EPS",    "CELL_SIZE",   "CELLS",
-		"INBOX_POLL", "UNEXP_LIMIT", "PEER_TIMEOUT_MS",
-		"BULK_MIN",   "IDLE_POLLS",  "IDLE_SLEEP_US",
+		"MAX_EPS",	 "CELL_SIZE",	    "CELLS",	"INBOX_POLL",
+		"UNEXP_LIMIT",	 "PEER_TIMEOUT_MS", "BULK_MIN", "IDLE_POLLS",
+		"IDLE_SLEEP_US", "INJECT_SIZE",
 	};
 	/* An invalid value disables the provider (never a silent default):
 	 * check the raw variables before libfabric parses them. */
@@ -209,6 +210,9 @@ static void read_params(void)
 	param_size("BULK_MIN",
 		   "messages of this many bytes or more use the bulk area",
 		   &cxlfi_params.bulk_min, 1024, (size_t)1 << 40);
+	param_size("INJECT_SIZE",
+		   "largest message or RMA write sent with FI_INJECT (bytes)",
+		   &cxlfi_params.inject_size, 0, CXLFI_INJECT_MAX);
 	param_size(
 		"IDLE_POLLS",
 		"empty CQ reads in a row before an idle rank starts to sleep",
@@ -238,11 +242,15 @@ static void read_params(void)
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | \
 	 FI_MR_ENDPOINT)
 
-/* Largest payload of a single-cell message: the ring cell minus our
- * 16-byte header (tag and CQ data). */
+/* An inject is copied out before the call returns: into ring cells or
+ * the transfer area when there is room, else into a queued heap copy.
+ * So any size works; FI_CXL_INJECT_SIZE bounds the copy. MPICH sends
+ * messages up to this size with fi_tinject, which needs no completion,
+ * instead of a send with FI_DELIVERY_COMPLETE (an acknowledgement from
+ * the receiver). */
 static size_t inject_size(void)
 {
-	return cxl_ring_cell_payload((uint32_t)cxlfi_params.cell_size) - 16;
+	return cxlfi_params.inject_size;
 }
 
 /* Can we satisfy these hints? Each refusal is logged with its reason

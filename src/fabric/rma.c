@@ -193,6 +193,7 @@ struct cxlfi_rx *cxlfi_rma_read_answer(struct cxlfi_ep *ep,
 void cxlfi_rma_complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r,
 			   size_t total, uint64_t data, bool has_data)
 {
+	ep->reported++;
 	if (r->kind == CXLFI_RX_WRITE) {
 		cxl_pool *pool = ep->dom->pool;
 
@@ -317,7 +318,7 @@ static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
 	ssize_t rc;
 
 	if (len > CXLFI_MAX_MSG ||
-	    ((flags & FI_INJECT) && len > ep->cell_payload - 16))
+	    ((flags & FI_INJECT) && len > cxlfi_params.inject_size))
 		return -FI_EMSGSIZE; /* fi_info's inject_size */
 	pthread_mutex_lock(&ep->dom->lock);
 	if (!ep->enabled) {

@@ -201,6 +201,50 @@ static void run(struct fi *f)
 		CHECK(sends == n);
 		free(vals);
 	}
+	fi_phase = "inject sizes";
+	/* 5. injects up to inject_size (4096 by default: multi-cell and
+	 * transfer-area messages too), 64 in a row each way, so that some
+	 * wait in a queue: the buffer is overwritten as soon as each call
+	 * returns, and every message arrives intact */
+	{
+		const size_t isz = f->info->tx_attr->inject_size;
+		const int n = 64;
+		uint8_t *in = malloc((size_t)n * isz);
+		ssize_t rc;
+
+		CHECK(isz == 4096);
+		REQUIRE(in);
+		for (int k = 0; k < n; k++)
+			TRY(fi_trecv(f->ep, in + (size_t)k * isz, isz, NULL,
+				     f->peer, 0x7000 + (uint64_t)k, 0, NULL));
+		for (int k = 0; k < n; k++) {
+			size_t len = isz - (size_t)(k % 3) * 1000;
+
+			fill(sb, len, 500 + (unsigned)k * 2 + (unsigned)f->rank);
+			while ((rc = fi_tinject(f->ep, sb, len, f->peer,
+						0x7000 + (uint64_t)k)) ==
+			       -FI_EAGAIN)
+				fi_cq_read(f->cq, &e, 0);
+			TRY(rc);
+			memset(sb, 0xee, len); /* ours again at once */
+		}
+		for (int k = 0; k < n; k++) {
+			CHECK(fi_wait_cq(f, &e, &err, &src, 20) == 0);
+			CHECK(e.len == isz - (size_t)(k % 3) * 1000);
+		}
+		for (int k = 0; k < n; k++) {
+			size_t len = isz - (size_t)(k % 3) * 1000;
+
+			fill(sb, len,
+			     500 + (unsigned)k * 2 + (unsigned)(1 - f->rank));
+			CHECK(!memcmp(in + (size_t)k * isz, sb, len));
+		}
+		/* one byte more is refused, and nothing is sent */
+		CHECK(fi_tinject(f->ep, sb, isz + 1, f->peer, 0x7fff) ==
+		      -FI_EMSGSIZE);
+		CHECK(fi_inject(f->ep, sb, isz + 1, f->peer) == -FI_EMSGSIZE);
+		free(in);
+	}
 	free(sb);
 	free(rb);
 }
