@@ -220,7 +220,8 @@ static void run(struct fi *f)
 		for (int k = 0; k < n; k++) {
 			size_t len = isz - (size_t)(k % 3) * 1000;
 
-			fill(sb, len, 500 + (unsigned)k * 2 + (unsigned)f->rank);
+			fill(sb, len,
+			     500 + (unsigned)k * 2 + (unsigned)f->rank);
 			while ((rc = fi_tinject(f->ep, sb, len, f->peer,
 						0x7000 + (uint64_t)k)) ==
 			       -FI_EAGAIN)
