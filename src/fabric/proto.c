@@ -38,10 +38,10 @@
 #define OPF_READRSP                                      \
 	(1u << 12) /* its answer: tag = request id; with \
 		    * OPF_DATA, data = the target's error */
-#define OPF_ATOMREQ                                                   \
-	(1u << 13)	       /* atomic request (atomic.c), answered \
-				* with OPF_READRSP */
-#define OPF_ACKNEXT (1u << 14) /* an OP_ACK follows (delivery complete) */
+/* atomic request (atomic.c), answered with OPF_READRSP */
+#define OPF_ATOMREQ (1u << 13)
+/* an OP_ACK follows this message (delivery complete, RMA write) */
+#define OPF_ACKNEXT (1u << 14)
 
 #define EP_HDR_LINES 1u
 #define TXQ_MAX 1024u	 /* queued sends per peer before -FI_EAGAIN */
@@ -607,10 +607,10 @@ static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 {
 	uint64_t f = FI_SEND | (t->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
 
-	ep->reported++;
 	/* the read or atomic reports on its answer, not this */
 	if (t->kind == CXLFI_TX_READREQ || t->kind == CXLFI_TX_ATOMREQ)
 		return;
+	ep->reported++;
 	if (t->kind == CXLFI_TX_READRSP || t->kind == CXLFI_TX_ATOMRSP) {
 		/* the remote counters (fi_cntr(3)): reads and fetching
 		 * atomics count as remote reads, other atomics as writes */
@@ -931,8 +931,7 @@ static void complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, size_t total,
 		     (has_data ? FI_REMOTE_CQ_DATA : 0);
 	struct cxlfi_rx *m = r->parent;
 
-	ep->reported++;
-
+	ep->reported++; /* for drain(): messages, RMA and answers alike */
 	if (r->kind != CXLFI_RX_MSG) {
 		(void)tag;
 		(void)src;

@@ -242,17 +242,6 @@ static void read_params(void)
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | \
 	 FI_MR_ENDPOINT)
 
-/* An inject is copied out before the call returns: into ring cells or
- * the transfer area when there is room, else into a queued heap copy.
- * So any size works; FI_CXL_INJECT_SIZE bounds the copy. MPICH sends
- * messages up to this size with fi_tinject, which needs no completion,
- * instead of a send with FI_DELIVERY_COMPLETE (an acknowledgement from
- * the receiver). */
-static size_t inject_size(void)
-{
-	return cxlfi_params.inject_size;
-}
-
 /* Can we satisfy these hints? Each refusal is logged with its reason
  * (FI_LOG_LEVEL=info), so a user can see why cxl was not offered. */
 static int hints_ok(const struct fi_info *h)
@@ -334,7 +323,13 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_WAW | FI_ORDER_RAR |
 				 FI_ORDER_RAW | FI_ORDER_WAR;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
-	fi->tx_attr->inject_size = inject_size();
+	/* An inject is copied out before the call returns: into ring cells or
+	 * the transfer area when there is room, else into a queued heap copy,
+	 * so any size works and FI_CXL_INJECT_SIZE bounds the copy. MPICH
+	 * sends messages up to this size with fi_tinject, which needs no
+	 * completion, instead of a send with FI_DELIVERY_COMPLETE (an
+	 * acknowledgement from the receiver). */
+	fi->tx_attr->inject_size = cxlfi_params.inject_size;
 	fi->tx_attr->size = cxlfi_params.ncells;
 	fi->tx_attr->iov_limit = 1;
 	fi->tx_attr->rma_iov_limit = 1;

@@ -193,7 +193,6 @@ struct cxlfi_rx *cxlfi_rma_read_answer(struct cxlfi_ep *ep,
 void cxlfi_rma_complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r,
 			   size_t total, uint64_t data, bool has_data)
 {
-	ep->reported++;
 	if (r->kind == CXLFI_RX_WRITE) {
 		cxl_pool *pool = ep->dom->pool;
 
