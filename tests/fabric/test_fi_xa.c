@@ -27,6 +27,10 @@ static int p01[2], p10[2], go[2], done[2];
 
 #define PTR_LEN (512u << 10) /* below the data slots one peer may hold */
 
+/* delivery-complete sizes: one cell, chunked cells, the transfer area */
+static const size_t dc_sizes[] = { 100, 600, 100000 };
+#define DC_SIZES (sizeof(dc_sizes) / sizeof(dc_sizes[0]))
+
 static void signal_peer(int fd)
 {
 	REQUIRE(write(fd, "x", 1) == 1);
@@ -100,6 +104,22 @@ static void sender(struct fi *f)
 	CHECK(fi_wait_cq(f, &e, &err, NULL, 20) == 0);
 	CHECK(e.op_context == &v && (e.flags & FI_SEND));
 	wait_peer(done[0]);
+	/* chunked and transfer-area sizes: the receiver stops progressing
+	 * as soon as its receive completes, so the OP_ACK behind the
+	 * message must be taken in that same progress call */
+	for (unsigned k = 0; k < DC_SIZES; k++) {
+		uint8_t *p = malloc(dc_sizes[k]);
+
+		REQUIRE(p);
+		fill(p, dc_sizes[k], 30 + k);
+		TRY(tsend_flags(f, p, dc_sizes[k], 3 + k, FI_DELIVERY_COMPLETE,
+				p));
+		signal_peer(go[1]);
+		CHECK(fi_wait_cq(f, &e, &err, NULL, 20) == 0);
+		CHECK(e.op_context == p);
+		wait_peer(done[0]);
+		free(p);
+	}
 
 	fi_phase = "pointer passing";
 	REQUIRE(cxl_opts_from_env(&o) == CXL_OK);
@@ -151,6 +171,14 @@ static void receiver(struct fi *f)
 	CHECK(fi_wait_cq(f, &e, &err, NULL, 20) == 0);
 	CHECK(a == 42 && b == 42);
 	signal_peer(done[1]);
+	for (unsigned k = 0; k < DC_SIZES; k++) {
+		wait_peer(go[0]);
+		TRY(fi_trecv(f->ep, buf, dc_sizes[k], NULL, f->peer, 3 + k, 0,
+			     buf));
+		CHECK(fi_wait_cq(f, &e, &err, NULL, 20) == 0);
+		CHECK(e.len == dc_sizes[k] && same(buf, dc_sizes[k], 30 + k));
+		signal_peer(done[1]); /* and no progress until the next one */
+	}
 
 	fi_phase = "pointer passing";
 	/* expected: the receive is posted before the data is taken */
