@@ -6,6 +6,7 @@
 
 void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
 {
+	char host[16];
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_av_attr ava = { .type = FI_AV_TABLE };
@@ -13,6 +14,9 @@ void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
 	char name[64], peer[64];
 	size_t len = sizeof(name);
 
+	/* each rank is its own emulated host */
+	snprintf(host, sizeof(host), "%d", rank);
+	setenv("CXL_HOST_ID", host, 1);
 	f->rank = rank;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE |

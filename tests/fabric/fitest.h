@@ -42,6 +42,7 @@ extern const char *fi_phase;
 /* Capabilities fi_setup asks for besides messaging (e.g. FI_RMA). */
 extern uint64_t fi_extra_caps;
 
+/* Open everything for rank (also its CXL_HOST_ID) and exchange addresses. */
 void fi_setup(struct fi *f, int rank, int to_peer, int from_peer);
 void fi_teardown(struct fi *f);
 /* The same, closing n more counters bound to the endpoint. */

@@ -414,11 +414,8 @@ static void target(struct fi *f)
 static int child(int rank, void *arg)
 {
 	struct fi f;
-	char host[16];
 
 	(void)arg;
-	snprintf(host, sizeof(host), "%d", rank);
-	setenv("CXL_HOST_ID", host, 1);
 	fi_extra_caps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |
 			FI_REMOTE_READ | FI_REMOTE_WRITE;
 	fi_setup(&f, rank, rank ? p10[1] : p01[1], rank ? p01[0] : p10[0]);

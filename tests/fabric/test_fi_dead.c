@@ -27,7 +27,6 @@ static int victim(void)
 	struct fi_cq_err_entry err;
 	char buf[64];
 
-	setenv("CXL_HOST_ID", "1", 1);
 	fi_setup(&f, 1, p10[1], p01[0]);
 	TRY(fi_trecv(f.ep, buf, sizeof(buf), NULL, f.peer, 1, 0, buf));
 	if (fi_wait_cq(&f, &e, &err, NULL, 20))
@@ -48,7 +47,6 @@ static int survivor(pid_t victim_pid)
 	int sent = 0, failed_tx = 0, failed_rx = 0, other = 0;
 	uint64_t t0;
 
-	setenv("CXL_HOST_ID", "0", 1);
 	fi_setup(&f, 0, p01[1], p10[0]);
 	TRY(fi_tsend(f.ep, buf, 8, NULL, f.peer, 1, NULL));
 	CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);

@@ -257,11 +257,8 @@ static int p01[2], p10[2];
 static int child(int rank, void *arg)
 {
 	struct fi f;
-	char host[16];
 
 	(void)arg;
-	snprintf(host, sizeof(host), "%d", rank);
-	setenv("CXL_HOST_ID", host, 1);
 	fi_setup(&f, rank, rank ? p10[1] : p01[1], rank ? p01[0] : p10[0]);
 	run(&f);
 	fi_teardown(&f);

@@ -213,11 +213,8 @@ static void receiver(struct fi *f)
 static int child(int rank, void *arg)
 {
 	struct fi f;
-	char host[16];
 
 	(void)arg;
-	snprintf(host, sizeof(host), "%d", rank);
-	setenv("CXL_HOST_ID", host, 1);
 	fi_setup(&f, rank, rank ? p10[1] : p01[1], rank ? p01[0] : p10[0]);
 	if (rank == 0)
 		sender(&f);
