@@ -69,6 +69,7 @@ struct cxlfi_params {
 	size_t bulk_min;	/* FI_CXL_BULK_MIN: bulk area from this size */
 	size_t idle_polls; /* FI_CXL_IDLE_POLLS: empty reads before sleeping */
 	size_t idle_sleep_us; /* FI_CXL_IDLE_SLEEP_US: longest idle sleep */
+	size_t read_spin_ns;  /* FI_CXL_READ_SPIN_NS: empty-read poll time */
 };
 
 /* Endpoint object header line, words (written by its owner only). */
@@ -82,6 +83,10 @@ enum {
 };
 #define CXLFI_INBOX_CHUNK 16u /* inbox lines per scan step */
 #define CXLFI_HEARTBEAT_MS 100
+/* Empty CQ reads closer together than this are one caller's wait loop. */
+#define CXLFI_WAIT_LOOP_GAP_NS 5000u
+/* A wait loop spins in its first millisecond only. */
+#define CXLFI_SPIN_WINDOW_NS 1000000u
 #define CXLFI_LINGER_MS 2000u /* fi_close: time for queued sends */
 #define CXLFI_WATCH_MS 250
 
@@ -90,6 +95,8 @@ struct cxlfi_stats {
 	uint64_t sent, recv, bytes;
 	uint64_t direct_rma; /* RMA operations done directly in the pool */
 	uint64_t atomics;    /* atomics executed here, as the target */
+	uint64_t read_spins; /* empty CQ reads that kept polling (read_spin) */
+	uint64_t spin_hits;  /* ... and found a completion while they did */
 };
 extern struct cxlfi_stats cxlfi_stats;
 /* Print them with the coherence operations since the fabric opened. */
@@ -172,6 +179,8 @@ struct cxlfi_cq {
 	int refs;
 	uint64_t empty_reads; /* consecutive reads that found nothing */
 	uint32_t idle_us;     /* current idle sleep */
+	uint64_t empty_ns;    /* when the last empty read ended (spin) */
+	uint64_t wait_ns;     /* first empty read since the last completion */
 };
 
 struct cxlfi_cntr {

@@ -39,6 +39,7 @@ struct cxlfi_params cxlfi_params = {
 	.bulk_min = 1024,
 	.idle_polls = 200000,
 	.idle_sleep_us = 50,
+	.read_spin_ns = 2000,
 };
 
 struct cxlfi_stats cxlfi_stats;
@@ -53,7 +54,8 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 	fprintf(stderr,
 		"cxl-stats: sent %llu recv %llu bytes %llu flush_lines %llu "
 		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu "
-		"nt_lines %llu direct_rma %llu atomics %llu\n",
+		"nt_lines %llu direct_rma %llu atomics %llu read_spins %llu "
+		"spin_hits %llu\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -64,7 +66,9 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)(c.nt_loads - c0->nt_loads),
 		(unsigned long long)(c.nt_lines - c0->nt_lines),
 		(unsigned long long)cxlfi_stats.direct_rma,
-		(unsigned long long)cxlfi_stats.atomics);
+		(unsigned long long)cxlfi_stats.atomics,
+		(unsigned long long)cxlfi_stats.read_spins,
+		(unsigned long long)cxlfi_stats.spin_hits);
 }
 
 /* ---- the process-wide pool ------------------------------------------- */
@@ -174,9 +178,10 @@ static void param_size(const char *name, const char *help, size_t *v, size_t lo,
 static void read_params(void)
 {
 	static const char *const names[] = {
-		"MAX_EPS",	 "CELL_SIZE",	    "CELLS",	"INBOX_POLL",
-		"UNEXP_LIMIT",	 "PEER_TIMEOUT_MS", "BULK_MIN", "IDLE_POLLS",
-		"IDLE_SLEEP_US", "INJECT_SIZE",
+		"MAX_EPS",     "CELL_SIZE",    "CELLS",
+		"INBOX_POLL",  "UNEXP_LIMIT",  "PEER_TIMEOUT_MS",
+		"BULK_MIN",    "IDLE_POLLS",   "IDLE_SLEEP_US",
+		"INJECT_SIZE", "READ_SPIN_NS",
 	};
 	/* An invalid value disables the provider (never a silent default):
 	 * check the raw variables before libfabric parses them. */
@@ -219,6 +224,10 @@ static void read_params(void)
 		&cxlfi_params.idle_polls, 1, (size_t)1 << 40);
 	param_size("IDLE_SLEEP_US", "longest sleep of an idle CQ read (us)",
 		   &cxlfi_params.idle_sleep_us, 0, 1000000);
+	param_size("READ_SPIN_NS",
+		   "how long an empty CQ read inside a wait loop keeps "
+		   "polling before it returns (ns)",
+		   &cxlfi_params.read_spin_ns, 0, 1000000);
 	fi_param_define(&cxlfi_prov, "STATS", FI_PARAM_BOOL,
 			"print message and coherence counts at fabric close "
 			"(default 0)");
