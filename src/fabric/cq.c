@@ -50,27 +50,53 @@ static bool expecting(struct cxlfi_ep **eps, size_t n)
  * in a loop and never waits here. Only the first CXLFI_SPIN_WINDOW_NS of
  * a wait spin: the reads of a longer one poll once each as before, so
  * that it reaches FI_CXL_IDLE_POLLS, and sleeps, as soon as before.
+ *
+ * Spinning pays only while the sender runs on another CPU. When ranks
+ * share CPUs (more ranks than cores), the sender waits for this spin to
+ * end, and every wait costs a whole spin more. So each wait that spun
+ * and then completed outside a spin costs a credit, and each that a spin
+ * ended earns CXLFI_SPIN_REWARD; without credit, only every
+ * CXLFI_SPIN_PROBE-th wait spins, to find out whether it pays again.
  */
 static void read_spin(struct cxlfi_cq *cq)
 {
-	uint64_t now = cxl_now_ns(), last = cq->empty_ns, end;
+	struct cxlfi_spin *s = &cq->spin;
+	uint64_t now = cxl_now_ns(), last = s->empty_ns, end;
 
-	cq->empty_ns = now;
-	if (!cq->wait_ns)
-		cq->wait_ns = now;
+	s->empty_ns = now;
+	if (!s->wait_ns) {
+		s->wait_ns = now;
+		s->probe = s->credit <= 0 && ++s->waits % CXLFI_SPIN_PROBE == 0;
+	}
 	if (now - last > CXLFI_WAIT_LOOP_GAP_NS ||
-	    now - cq->wait_ns > CXLFI_SPIN_WINDOW_NS ||
-	    !expecting(cq->eps, cq->neps))
+	    now - s->wait_ns > CXLFI_SPIN_WINDOW_NS ||
+	    (s->credit <= 0 && !s->probe) || !expecting(cq->eps, cq->neps))
 		return;
 	cxlfi_stats.read_spins++;
+	s->spun = true;
 	end = now + cxlfi_params.read_spin_ns;
 	do {
 		progress_eps(cq->eps, cq->neps);
 		now = cxl_now_ns();
 	} while (!cq->count && !cq->err_head && now < end);
-	if (cq->count || cq->err_head)
+	if (cq->count || cq->err_head) {
 		cxlfi_stats.spin_hits++;
-	cq->empty_ns = now;
+		s->hit = true;
+	}
+	s->empty_ns = now;
+}
+
+/* A read returns a completion: the wait, if any, is over. */
+static void wait_end(struct cxlfi_spin *s)
+{
+	if (s->spun) {
+		s->credit =
+			s->hit ? s->credit + CXLFI_SPIN_REWARD : s->credit - 1;
+		if (s->credit > CXLFI_SPIN_CREDIT_MAX)
+			s->credit = CXLFI_SPIN_CREDIT_MAX;
+	}
+	s->wait_ns = 0;
+	s->spun = s->hit = s->probe = false;
 }
 
 static int add_ep(struct cxlfi_ep ***eps, size_t *n, struct cxlfi_ep *ep)
@@ -272,7 +298,7 @@ out:
 	} else {
 		cq->empty_reads = 0;
 		cq->idle_us = 0;
-		cq->wait_ns = 0;
+		wait_end(&cq->spin);
 	}
 	pthread_mutex_unlock(&cq->dom->lock);
 	if (sleep_us) { /* outside the lock: other threads keep going */
@@ -422,6 +448,7 @@ int cxlfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 			     ? attr->format
 			     : FI_CQ_FORMAT_CONTEXT;
 	cq->cap = attr && attr->size ? attr->size : 1024;
+	cq->spin.credit = CXLFI_SPIN_CREDIT_MAX;
 	cq->ring = calloc(cq->cap, sizeof(*cq->ring));
 	if (!cq->ring) {
 		free(cq);

@@ -87,6 +87,11 @@ enum {
 #define CXLFI_WAIT_LOOP_GAP_NS 5000u
 /* A wait loop spins in its first millisecond only. */
 #define CXLFI_SPIN_WINDOW_NS 1000000u
+/* Spin credit: the most, what a wait that a spin ends earns, and how
+ * often a CQ without credit spins anyway to see whether it pays again. */
+#define CXLFI_SPIN_CREDIT_MAX 16
+#define CXLFI_SPIN_REWARD 4
+#define CXLFI_SPIN_PROBE 32u
 #define CXLFI_LINGER_MS 2000u /* fi_close: time for queued sends */
 #define CXLFI_WATCH_MS 250
 
@@ -167,6 +172,17 @@ struct cxlfi_cqerr {
 	struct cxlfi_cqerr *next;
 };
 
+/* Read spin of one CQ (cq.c). A "wait" runs from the first empty read
+ * after a completion to the next completion. */
+struct cxlfi_spin {
+	uint64_t empty_ns; /* when the last empty read ended */
+	uint64_t wait_ns;  /* when the current wait began (0: none) */
+	int credit;	   /* waits that may spin before it pays again */
+	uint32_t waits;	   /* waits begun without credit (probe count) */
+	bool probe;	   /* this wait spins to test whether spinning pays */
+	bool spun, hit;	   /* this wait spun; a spin found its completion */
+};
+
 struct cxlfi_cq {
 	struct fid_cq fid;
 	struct cxlfi_domain *dom;
@@ -177,10 +193,9 @@ struct cxlfi_cq {
 	struct cxlfi_ep **eps; /* bound endpoints, progressed on read */
 	size_t neps;
 	int refs;
-	uint64_t empty_reads; /* consecutive reads that found nothing */
-	uint32_t idle_us;     /* current idle sleep */
-	uint64_t empty_ns;    /* when the last empty read ended (spin) */
-	uint64_t wait_ns;     /* first empty read since the last completion */
+	uint64_t empty_reads;	/* consecutive reads that found nothing */
+	uint32_t idle_us;	/* current idle sleep */
+	struct cxlfi_spin spin; /* read spin state (cq.c) */
 };
 
 struct cxlfi_cntr {

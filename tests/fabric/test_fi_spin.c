@@ -17,7 +17,15 @@
  *     to 0) the same loop never spins;
  *  4. a wait loop whose message comes 5 ms after it starts: it spins in
  *     its first millisecond only, so the message never arrives during a
- *     spin.
+ *     spin;
+ *  5. spins that do not pay (as when the sender shares this CPU): 30 waits
+ *     in which a read spins before the message is sent and another finds
+ *     it later. Spinning stops once the CQ's credit is spent (16 waits).
+ *     The counters come only at close, so here the spinning reads are
+ *     told by their length: a spin lasts the whole 1 ms, a read that does
+ *     not spin microseconds;
+ *  6. then 70 waits of phase 3 on the same CQ: a probe spin finds that
+ *     spinning pays again, and most of them end in a spin.
  *
  *   test_fi_spin --mode coherent|emulated [--spin NS]
  */
@@ -33,6 +41,8 @@ static int p01[2], p10[2], go[2];
 static long spin_ns;
 
 #define WAIT_MSGS 20
+#define LOSING_WAITS 30
+#define WINNING_WAITS 70
 
 struct spins {
 	unsigned long long spins, hits;
@@ -95,7 +105,7 @@ static void reader(int rank)
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry err;
 	char buf[64];
-	int eagain = 0, got = 0;
+	int eagain = 0, got = 0, long_reads = 0;
 
 	fi_phase = "nothing expected";
 	fi_setup(&f, rank, p01[1], p10[0]);
@@ -169,6 +179,59 @@ static void reader(int rank)
 	/* a spin of FI_CXL_READ_SPIN_NS (1 ms here) outlasts the window */
 	CHECK(after.spins - before.spins <= 1);
 	CHECK(after.hits == before.hits);
+	before = after;
+
+	fi_phase = "spins that do not pay";
+	fi_setup(&f, rank, p01[1], p10[0]);
+	for (int k = 0; k < LOSING_WAITS; k++) {
+		uint64_t t0;
+		ssize_t n;
+
+		TRY(fi_trecv(f.ep, buf, sizeof(buf), NULL, f.peer, 4, 0, buf));
+		/* the first read begins the wait, the second may spin (the
+		 * message is not even sent yet, so a spin runs its 1 ms) */
+		CHECK(fi_cq_read(f.cq, &e, 1) == -FI_EAGAIN);
+		t0 = cxl_now_ns();
+		CHECK(fi_cq_read(f.cq, &e, 1) == -FI_EAGAIN);
+		long_reads += spin_ns && cxl_now_ns() - t0 >= (uint64_t)spin_ns;
+		signal_peer(go[1]);
+		do { /* reads far apart: none of them spins */
+			usleep(3000);
+			n = fi_cq_read(f.cq, &e, 1);
+		} while (n == -FI_EAGAIN);
+		CHECK(n == 1 && e.len == 4 && buf[0] == 'l' &&
+		      buf[1] == (char)k);
+	}
+	printf("spins that do not pay: %d of %d waits spun\n", long_reads,
+	       LOSING_WAITS);
+	if (spin_ns) {
+		/* the credit (16 waits), not one spin per wait; a read
+		 * preempted for 1 ms would count too, hence 20 */
+		CHECK(long_reads >= 16 && long_reads <= 20);
+	}
+
+	fi_phase = "spinning pays again";
+	for (int k = 0; k < WINNING_WAITS; k++) {
+		memset(buf, 0, sizeof(buf));
+		TRY(fi_trecv(f.ep, buf, sizeof(buf), NULL, f.peer, 5, 0, buf));
+		signal_peer(go[1]);
+		CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
+		CHECK(e.len == 4 && buf[0] == 'p' && buf[1] == (char)k);
+	}
+	teardown_counted(&f, &after);
+	printf("spinning pays again: %llu reads spun in both phases, %llu "
+	       "of %d messages arrived during one\n",
+	       after.spins - before.spins, after.hits - before.hits,
+	       WINNING_WAITS);
+	if (spin_ns) {
+		/* a probe within 32 waits, then spins that pay */
+		CHECK(after.hits - before.hits >= WINNING_WAITS / 2);
+		CHECK(after.spins - before.spins >=
+		      (unsigned long long)long_reads);
+	} else {
+		CHECK(long_reads == 0);
+		CHECK(after.spins == before.spins);
+	}
 }
 
 static void sender(int rank)
@@ -203,6 +266,24 @@ static void sender(int rank)
 	usleep(5000);
 	TRY(fi_tsend(f.ep, "long", 4, NULL, f.peer, 3, NULL));
 	CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
+	teardown_counted(&f, &ignored);
+
+	fi_setup(&f, rank, p10[1], p01[0]);
+	for (int k = 0; k < LOSING_WAITS; k++) {
+		char msg[4] = { 'l', (char)k, 0, 0 };
+
+		wait_peer(go[0]);
+		TRY(fi_tsend(f.ep, msg, sizeof(msg), NULL, f.peer, 4, NULL));
+		CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
+	}
+	for (int k = 0; k < WINNING_WAITS; k++) {
+		char msg[4] = { 'p', (char)k, 0, 0 };
+
+		wait_peer(go[0]);
+		usleep(300);
+		TRY(fi_tsend(f.ep, msg, sizeof(msg), NULL, f.peer, 5, NULL));
+		CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
+	}
 	teardown_counted(&f, &ignored);
 }
 
