@@ -53,9 +53,10 @@ uint64_t cxl_nt_load64(cxl_pool *pool, const uint64_t *p);
 
 /*
  * memcpy into pool memory followed by the write-back the mode needs. In
- * flush mode, copies of CXL_STREAM_COPY_MIN bytes or more use streaming
- * stores instead of store + flush (counted as nt_lines). Either way the
- * caller's cxl_wfence() orders the data before what it publishes next.
+ * the flush and coherent modes, copies of CXL_STREAM_COPY_MIN bytes or
+ * more use streaming stores instead (counted as nt_lines; in the coherent
+ * mode followed by an sfence). Either way the caller's cxl_wfence()
+ * orders the data before what it publishes next.
  */
 #define CXL_STREAM_COPY_MIN 4096u
 void cxl_copy_to_pool(cxl_pool *pool, void *dst, const void *src, size_t n);
