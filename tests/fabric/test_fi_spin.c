@@ -98,6 +98,43 @@ static void teardown_counted(struct fi *f, struct spins *total)
 	CHECK(found);
 }
 
+/* n waits in a tight loop, each for a message (tag, mark, k) that rank 1
+ * sends when told (send_when_told) */
+static void wait_loop(struct fi *f, int n, uint64_t tag, char mark)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	char buf[64];
+
+	for (int k = 0; k < n; k++) {
+		memset(buf, 0, sizeof(buf));
+		TRY(fi_trecv(f->ep, buf, sizeof(buf), NULL, f->peer, tag, 0,
+			     buf));
+		signal_peer(go[1]);
+		CHECK(fi_wait_cq(f, &e, &err, NULL, 20) == 0);
+		CHECK(e.len == 4 && buf[0] == mark && buf[1] == (char)k);
+	}
+}
+
+/* n messages (tag, mark, k), each delay_us after rank 0 says so */
+static void send_when_told(struct fi *f, int n, uint64_t tag, char mark,
+			   int delay_us)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+
+	for (int k = 0; k < n; k++) {
+		char msg[4] = { mark, (char)k, 0, 0 };
+
+		wait_peer(go[0]);
+		if (delay_us)
+			usleep(delay_us);
+		TRY(fi_tsend(f->ep, msg, sizeof(msg), NULL, f->peer, tag,
+			     NULL));
+		CHECK(fi_wait_cq(f, &e, &err, NULL, 20) == 0);
+	}
+}
+
 static void reader(int rank)
 {
 	struct spins before = { 0, 0 }, after;
@@ -141,13 +178,7 @@ static void reader(int rank)
 
 	fi_phase = "wait loop";
 	fi_setup(&f, rank, p01[1], p10[0]);
-	for (int k = 0; k < WAIT_MSGS; k++) {
-		memset(buf, 0, sizeof(buf));
-		TRY(fi_trecv(f.ep, buf, sizeof(buf), NULL, f.peer, 2, 0, buf));
-		signal_peer(go[1]);
-		CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
-		CHECK(e.len == 4 && buf[0] == 'w' && buf[1] == (char)k);
-	}
+	wait_loop(&f, WAIT_MSGS, 2, 'w');
 	teardown_counted(&f, &after);
 	printf("wait loop: %llu reads spun, %llu of %d messages arrived "
 	       "during one (FI_CXL_READ_SPIN_NS=%ld)\n",
@@ -211,13 +242,7 @@ static void reader(int rank)
 	}
 
 	fi_phase = "spinning pays again";
-	for (int k = 0; k < WINNING_WAITS; k++) {
-		memset(buf, 0, sizeof(buf));
-		TRY(fi_trecv(f.ep, buf, sizeof(buf), NULL, f.peer, 5, 0, buf));
-		signal_peer(go[1]);
-		CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
-		CHECK(e.len == 4 && buf[0] == 'p' && buf[1] == (char)k);
-	}
+	wait_loop(&f, WINNING_WAITS, 5, 'p');
 	teardown_counted(&f, &after);
 	printf("spinning pays again: %llu reads spun in both phases, %llu "
 	       "of %d messages arrived during one\n",
@@ -251,14 +276,7 @@ static void sender(int rank)
 	teardown_counted(&f, &ignored);
 
 	fi_setup(&f, rank, p10[1], p01[0]);
-	for (int k = 0; k < WAIT_MSGS; k++) {
-		char msg[4] = { 'w', (char)k, 0, 0 };
-
-		wait_peer(go[0]);
-		usleep(300);
-		TRY(fi_tsend(f.ep, msg, sizeof(msg), NULL, f.peer, 2, NULL));
-		CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
-	}
+	send_when_told(&f, WAIT_MSGS, 2, 'w', 300);
 	teardown_counted(&f, &ignored);
 
 	fi_setup(&f, rank, p10[1], p01[0]);
@@ -269,21 +287,8 @@ static void sender(int rank)
 	teardown_counted(&f, &ignored);
 
 	fi_setup(&f, rank, p10[1], p01[0]);
-	for (int k = 0; k < LOSING_WAITS; k++) {
-		char msg[4] = { 'l', (char)k, 0, 0 };
-
-		wait_peer(go[0]);
-		TRY(fi_tsend(f.ep, msg, sizeof(msg), NULL, f.peer, 4, NULL));
-		CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
-	}
-	for (int k = 0; k < WINNING_WAITS; k++) {
-		char msg[4] = { 'p', (char)k, 0, 0 };
-
-		wait_peer(go[0]);
-		usleep(300);
-		TRY(fi_tsend(f.ep, msg, sizeof(msg), NULL, f.peer, 5, NULL));
-		CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
-	}
+	send_when_told(&f, LOSING_WAITS, 4, 'l', 0);
+	send_when_told(&f, WINNING_WAITS, 5, 'p', 300);
 	teardown_counted(&f, &ignored);
 }
 
