@@ -177,7 +177,7 @@ struct cxlfi_cqerr {
 struct cxlfi_spin {
 	uint64_t empty_ns; /* when the last empty read ended */
 	uint64_t wait_ns;  /* when the current wait began (0: none) */
-	int credit;	   /* waits that may spin before it pays again */
+	int credit;	   /* losing waits it can still afford to spin in */
 	uint32_t waits;	   /* waits begun without credit (probe count) */
 	bool probe;	   /* this wait spins to test whether spinning pays */
 	bool spun, hit;	   /* this wait spun; a spin found its completion */
