@@ -164,6 +164,29 @@ static void free_list_rx(struct cxlfi_rx *r)
 	}
 }
 
+/*
+ * Our channel to peer pe, at close (our handle already closed). Normally
+ * unlinked: the storage goes with the receiver's close. But a receiver
+ * that is still there and has not found the channel yet (nobody holds it
+ * open) would then never see the messages in it, which completed here as
+ * sent; a channel exists only once something was sent. So that channel
+ * keeps its name: the receiver attaches it as usual, takes the messages,
+ * and unlinks it when it finds us gone (scan_inbox).
+ */
+static void close_channel(cxl_pool *pool, struct cxlfi_peer *pe,
+			  const char *name)
+{
+	struct cxl_obj_stat ch, rcv;
+	char rname[64];
+
+	snprintf(rname, sizeof(rname), "cxlfi.ep.%u", pe->index);
+	if (cxl_obj_stat(pool, name, &ch) == CXL_OK && ch.refcnt == 0 &&
+	    pe->epobj.pool && cxl_obj_stat(pool, rname, &rcv) == CXL_OK &&
+	    rcv.off == pe->epobj.off)
+		return; /* the same receiver is still published */
+	cxl_obj_destroy(pool, name);
+}
+
 void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 {
 	cxl_pool *pool = ep->dom->pool;
@@ -203,10 +226,9 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 		if (pe->tx) {
 			cxl_ring_detach(pe->tx);
 			cxl_obj_close(&pe->txobj);
-			/* unlinked now; freed when the receiver closes */
 			snprintf(name, sizeof(name), "cxlfi.ch.%u.%zu",
 				 ep->index, j);
-			cxl_obj_destroy(pool, name);
+			close_channel(pool, pe, name);
 		}
 		if (pe->rx) {
 			cxl_ring_detach(pe->rx);
@@ -478,6 +500,10 @@ static void scan_inbox(struct cxlfi_ep *ep)
 		CXLFI_INFO(FI_LOG_EP_DATA, "channel %u -> %u attached\n", j,
 			   ep->index);
 		watch_sender(ep, pe, line[IB_GEN]);
+		/* a sender that closed before we came left its channel named
+		 * (close_channel): we hold it open now, so unlink it */
+		if (!pe->epobj.pool)
+			cxl_obj_destroy(pool, name);
 		if (!pe->in_active) {
 			pe->in_active = true;
 			pe->next_active = ep->active;

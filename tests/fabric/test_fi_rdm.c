@@ -6,6 +6,12 @@
  * messages, any-source and ignore bits, directed receive, CQ data,
  * inject, truncation, peek/claim, cancel and counters.
  *
+ * Then a sender that closes its endpoint right after its sends completed,
+ * before the receiver has looked at the pool at all: the receiver must
+ * still get every message (the channel outlives its sender until the
+ * receiver has taken it), and once both have closed, no provider object
+ * may be left in the pool.
+ *
  *   test_fi_rdm --mode coherent|emulated
  */
 #include <stdbool.h>
@@ -254,6 +260,52 @@ static enum cxl_coh_mode mode;
 static struct tpool tp;
 static int p01[2], p10[2];
 
+/* Rank 1 sends an inline and a chunked message and closes; only then
+ * does rank 0 post its receives and progress. */
+static void sender_leaves(int rank)
+{
+	static const size_t lens[] = { 8, 1000 };
+	struct fi f;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	uint8_t sb[1000], rb[1000];
+	char c = 'x';
+
+	fi_phase = "sender leaves";
+	fi_setup(&f, rank, rank ? p10[1] : p01[1], rank ? p01[0] : p10[0]);
+	if (rank == 1) {
+		for (unsigned k = 0; k < 2; k++) {
+			fill(sb, lens[k], 900 + k);
+			TRY(fi_tsend(f.ep, sb, lens[k], NULL, f.peer, 90 + k,
+				     NULL));
+			CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
+		}
+		fi_teardown(&f);
+		REQUIRE(write(p10[1], &c, 1) == 1);
+		return;
+	}
+	REQUIRE(read(p10[0], &c, 1) == 1); /* the sender is gone */
+	for (unsigned k = 0; k < 2; k++) {
+		memset(rb, 0, sizeof(rb));
+		TRY(fi_trecv(f.ep, rb, sizeof(rb), NULL, f.peer, 90 + k, 0,
+			     NULL));
+		CHECK(fi_wait_cq(&f, &e, &err, NULL, 20) == 0);
+		fill(sb, lens[k], 900 + k);
+		CHECK(e.len == lens[k] && !memcmp(rb, sb, lens[k]));
+	}
+	fi_teardown(&f);
+}
+
+static int count_provider_objects(const struct cxl_obj_stat *st, void *arg)
+{
+	if (!strncmp(st->name, "cxlfi.", 6)) {
+		fprintf(stderr, "left in the pool: %s (refcnt %u%s)\n",
+			st->name, st->refcnt, st->unlinked ? ", unlinked" : "");
+		++*(int *)arg;
+	}
+	return 0;
+}
+
 static int child(int rank, void *arg)
 {
 	struct fi f;
@@ -262,6 +314,7 @@ static int child(int rank, void *arg)
 	fi_setup(&f, rank, rank ? p10[1] : p01[1], rank ? p01[0] : p10[0]);
 	run(&f);
 	fi_teardown(&f);
+	sender_leaves(rank);
 	printf("rank %d: %d passed, %d failed\n", rank, t_passed, t_failed);
 	fflush(stdout);
 	return t_failed != 0;
@@ -275,6 +328,17 @@ int main(int argc, char **argv)
 	setenv("CXL_JOB", "test_fi_rdm", 1);
 	REQUIRE(pipe(p01) == 0 && pipe(p10) == 0);
 	CHECK(run_children(2, child, NULL) == 0);
+	{
+		struct cxl_pool_opts o;
+		cxl_pool *p;
+		int left = 0;
+
+		topts(&o, &tp, mode, 0, 64u << 20);
+		REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
+		CHECK(cxl_obj_list(p, count_provider_objects, &left) == 0);
+		CHECK(left == 0);
+		cxl_pool_detach(p);
+	}
 	tpool_cleanup(&tp);
 	return t_report("test_fi_rdm");
 }
