@@ -14,7 +14,9 @@
  * With two or more CPUs the processes are pinned to CPUs 0 and 1, so that
  * the scheduler cannot put both spinning processes on one CPU.
  *
- * Prints "RESULT fi_latency <size> <us> us" per size, as mpi_bench does.
+ * Prints "CORE <major>.<minor>", the version of the libfabric core that
+ * was loaded (Debian's, or another through LD_LIBRARY_PATH), then
+ * "RESULT fi_latency <size> <us> us" per size, as mpi_bench does.
  */
 #include <errno.h>
 #include <sched.h>
@@ -198,6 +200,9 @@ int main(int argc, char **argv)
 		setup(&n, p2c[1], c2p[0]);
 	else
 		setup(&n, c2p[1], p2c[0]);
+	if (child)
+		printf("CORE %u.%u\n", FI_MAJOR(fi_version()),
+		       FI_MINOR(fi_version()));
 	for (size_t size = 0; size <= max; size = size ? size * 2 : 1) {
 		double us = pingpong(&n, child != 0, buf, size, iters);
 
