@@ -92,6 +92,8 @@ enum {
 #define CXLFI_SPIN_CREDIT_MAX 16
 #define CXLFI_SPIN_REWARD 4
 #define CXLFI_SPIN_PROBE 32u
+/* A spin in the coherent mode reads the clock once per this many polls. */
+#define CXLFI_SPIN_CLOCK_STRIDE 8u
 #define CXLFI_LINGER_MS 2000u /* fi_close: time for queued sends */
 #define CXLFI_WATCH_MS 250
 
