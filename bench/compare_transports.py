@@ -24,6 +24,11 @@ Prints one table per test (and the goals of the issue computed from the
 measured numbers), and writes results/mpi_transports.csv and one plot per
 test, results/mpi_<test>.png. Progress goes to stderr.
 
+--without-yield is a diagnostic: every rank runs with a no-op sched_yield()
+preloaded, to measure what MPICH's blocking wait loop, which yields after
+every progress call, adds to each transport. No one should run MPI so; the
+goals are not evaluated then.
+
 Every invocation runs with MPIR_CVAR_DEBUG_SUMMARY=1; a run whose output
 lacks the expected "libfabric provider:" line is marked invalid. FI_*,
 MPIR_CVAR_*, MPIR_PARAM_*, MPICH_* and CXL_* variables of the calling
@@ -255,6 +260,7 @@ class Config:
     repeat: int = 1
     no_provider_table: bool = False
     summary: bool = False
+    without_yield: bool = False
 
 
 # ---- command line ---------------------------------------------------------
@@ -351,6 +357,12 @@ def parse_args(argv: list[str] | None) -> Config:
              "libfabric core and shm under Debian's too), which the "
              "latency test otherwise adds")
     p.add_argument(
+        "--without-yield", action="store_true",
+        help="diagnostic: preload a no-op sched_yield() into every rank, "
+             "to measure what MPICH's wait loop (a sched_yield after every "
+             "progress call) adds to each transport; goals are not "
+             "evaluated")
+    p.add_argument(
         "--summary", action="store_true",
         help="with the latency and bw tests: one table with both per "
              "message size (and the cxl coherence columns) instead of one "
@@ -375,7 +387,7 @@ def parse_args(argv: list[str] | None) -> Config:
         provider_dir=a.provider_dir.resolve(), cxl_mode=a.cxl_mode,
         timeout=a.timeout, cxl_stats_per_size=a.cxl_stats_per_size,
         repeat=a.repeat, no_provider_table=a.no_provider_table,
-        summary=a.summary)
+        summary=a.summary, without_yield=a.without_yield)
 
 
 # ---- setup ----------------------------------------------------------------
@@ -426,6 +438,26 @@ def build_bench(cfg: Config) -> Path:
                          f"(mpicc exit {proc.returncode}); fix the errors "
                          "above")
     return binary
+
+
+NOYIELD_SOURCE = "int sched_yield(void) { return 0; }\n"
+
+
+def build_noyield(cfg: Config) -> Path:
+    """The --without-yield shim: a shared object whose sched_yield does
+    nothing, for LD_PRELOAD."""
+    src = cfg.build_dir / "noyield.c"
+    lib = cfg.build_dir / "noyield.so"
+    src.write_text(NOYIELD_SOURCE)
+    cmd = ["cc", "-shared", "-fPIC", "-O2", "-o", str(lib), str(src)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit("compare_transports: building the --without-yield "
+                         f"shim failed (cc exit {proc.returncode}); install "
+                         "a C compiler (scripts/setup.sh) or drop "
+                         "--without-yield")
+    return lib
 
 
 def base_environment() -> tuple[dict[str, str], list[str]]:
@@ -1109,6 +1141,12 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     binary = build_bench(cfg)
+    if cfg.without_yield:
+        shim = build_noyield(cfg)
+        base_env["LD_PRELOAD"] = os.pathsep.join(
+            p for p in (str(shim), base_env.get("LD_PRELOAD")) if p)
+        log(f"DIAGNOSTIC: every rank runs with {shim} preloaded: "
+            "sched_yield() does nothing")
 
     skip = {}
     for t in cfg.transports:
@@ -1161,9 +1199,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         for test in cfg.tests:
             print_test_table(cfg, test, runs)
-    print("Goals (computed from this run):")
-    for line in goal_lines(runs) + provider_goals:
-        print("  " + line)
+    if cfg.without_yield:
+        print("DIAGNOSTIC run (--without-yield): MPICH's sched_yield was a "
+              "no-op in every rank, so these are not configurations to "
+              "run; goals not evaluated")
+    else:
+        print("Goals (computed from this run):")
+        for line in goal_lines(runs) + provider_goals:
+            print("  " + line)
     print()
 
     csv_path = write_csv(cfg, runs)
