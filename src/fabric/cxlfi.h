@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -592,6 +593,18 @@ int cxlfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 static inline uint64_t cxlfi_now_ms(void)
 {
 	return cxl_now_ns() / 1000000ull;
+}
+
+/* The clock of the peer watch, which progress reads at every call: the
+ * coarse monotonic clock (a tick of a few ms) costs a third of the
+ * precise one, and the watch counts in hundreds of ms. Its values are
+ * compared only with each other. */
+static inline uint64_t cxlfi_watch_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 #endif

@@ -110,14 +110,14 @@ void cxlfi_watch_start(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	const uint64_t *hdr = pe->epobj.ptr;
 
 	pe->hb_last = cxl_nt_load64(ep->dom->pool, &hdr[CXLFI_HDR_BEAT]);
-	pe->hb_ms = cxlfi_now_ms();
+	pe->hb_ms = cxlfi_watch_now_ms();
 }
 
 /* Called from progress; looks at most every CXLFI_WATCH_MS. Returns the
  * peers found dead (their operations are failed by the caller). */
 void cxlfi_watch_peers(struct cxlfi_ep *ep)
 {
-	uint64_t now = cxlfi_now_ms();
+	uint64_t now = cxlfi_watch_now_ms();
 
 	if (now - ep->watch_ms < CXLFI_WATCH_MS)
 		return;
