@@ -97,6 +97,7 @@ enum {
 #define CXLFI_SPIN_CLOCK_STRIDE 8u
 #define CXLFI_LINGER_MS 2000u /* fi_close: time for queued sends */
 #define CXLFI_WATCH_MS 250
+#define CXLFI_RX_CACHE 64u /* receive descriptors an endpoint keeps */
 
 /* Process-wide message counts (under the domain lock of the ep). */
 struct cxlfi_stats {
@@ -368,6 +369,10 @@ struct cxlfi_ep {
 	struct cxlfi_peer **peers; /* by peer index, lazily allocated */
 	struct cxlfi_peer *active; /* peers with an rx ring */
 	struct cxlfi_rx *trecv, *trecv_tail, *recv, *recv_tail;
+	/* completed receive descriptors kept for the next posts (at most
+	 * CXLFI_RX_CACHE): a post then needs no malloc and no free */
+	struct cxlfi_rx *rx_cache;
+	unsigned rx_cached;
 	struct cxlfi_unexp *unexp, *unexp_tail;
 	size_t unexp_bytes;
 	uint64_t progress_calls;

@@ -173,6 +173,31 @@ static void free_list_rx(struct cxlfi_rx *r)
  * keeps its name: the receiver attaches it as usual, takes the messages,
  * and unlinks it when it finds us gone (scan_inbox).
  */
+/* A zeroed receive descriptor, from the endpoint's cache if it has one. */
+static struct cxlfi_rx *rx_new(struct cxlfi_ep *ep)
+{
+	struct cxlfi_rx *r = ep->rx_cache;
+
+	if (!r)
+		return calloc(1, sizeof(*r));
+	ep->rx_cache = r->next;
+	ep->rx_cached--;
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+/* Give a descriptor that nothing refers to any more back to the cache. */
+static void rx_put(struct cxlfi_ep *ep, struct cxlfi_rx *r)
+{
+	if (ep->rx_cached >= CXLFI_RX_CACHE) {
+		free(r);
+		return;
+	}
+	r->next = ep->rx_cache;
+	ep->rx_cache = r;
+	ep->rx_cached++;
+}
+
 static void close_channel(cxl_pool *pool, struct cxlfi_peer *pe,
 			  const char *name)
 {
@@ -265,7 +290,9 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 	}
 	free_list_rx(ep->trecv);
 	free_list_rx(ep->recv);
-	ep->trecv = ep->recv = NULL;
+	free_list_rx(ep->rx_cache);
+	ep->trecv = ep->recv = ep->rx_cache = NULL;
+	ep->rx_cached = 0;
 	free(ep->peers);
 	free(ep->tx_scratch);
 	free(ep->rx_scratch);
@@ -984,7 +1011,7 @@ static void complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, size_t total,
 				      data, tag, cxlfi_av_reverse(ep->av, src));
 		cxlfi_cntr_inc(ep->rx_cntr, false);
 	}
-	free(r);
+	rx_put(ep, r);
 }
 
 static void copy_into(struct cxlfi_rx *r, size_t off, const void *p, size_t n)
@@ -1537,7 +1564,7 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 			return -FI_EINVAL;
 		src_index = e->addr.index;
 	}
-	r = calloc(1, sizeof(*r));
+	r = rx_new(ep);
 	if (!r)
 		return -FI_ENOMEM;
 	r->buf = buf;
