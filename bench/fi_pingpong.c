@@ -77,6 +77,8 @@ static void setup(struct node *n, int to_peer, int from_peer)
 
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED;
+	/* one thread per domain, the level MPICH and Open MPI ask for */
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->fabric_attr->prov_name = strdup(prov ? prov : "cxl");
 	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &n->info));
 	fi_freeinfo(hints);

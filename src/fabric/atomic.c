@@ -346,7 +346,7 @@ static ssize_t do_atomic(struct fid_ep *fep, int kind, const void *buf,
 	    (kind == K_COMPARE ? len : 0);
 	if (!(msg = malloc(n)))
 		return -FI_ENOMEM;
-	pthread_mutex_lock(&ep->dom->lock);
+	cxlfi_dom_lock(ep->dom);
 	if (!ep->enabled) {
 		rc = -FI_EOPBADSTATE;
 		goto out;
@@ -372,7 +372,7 @@ static ssize_t do_atomic(struct fid_ep *fep, int kind, const void *buf,
 		memcpy(msg + n - len, compare, len);
 	rc = cxlfi_rdreq_post(ep, pe, rq, CXLFI_TX_ATOMREQ, msg, n);
 out:
-	pthread_mutex_unlock(&ep->dom->lock);
+	cxlfi_dom_unlock(ep->dom);
 	free(msg);
 	return rc;
 }

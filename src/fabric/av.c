@@ -82,7 +82,7 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 
 	(void)flags;
 	(void)context;
-	pthread_mutex_lock(&av->dom->lock);
+	cxlfi_dom_lock(av->dom);
 	if (av->count + count > av->cap) {
 		size_t cap = av->cap ? av->cap : 64;
 		struct cxlfi_av_entry *t;
@@ -91,7 +91,7 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 			cap *= 2;
 		t = realloc(av->tab, cap * sizeof(*t));
 		if (!t) {
-			pthread_mutex_unlock(&av->dom->lock);
+			cxlfi_dom_unlock(av->dom);
 			return -FI_ENOMEM;
 		}
 		av->tab = t;
@@ -111,7 +111,7 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 		if (fi_addr)
 			fi_addr[i] = fa;
 	}
-	pthread_mutex_unlock(&av->dom->lock);
+	cxlfi_dom_unlock(av->dom);
 	return done;
 }
 
@@ -122,7 +122,7 @@ static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 	int rc = 0;
 
 	(void)flags;
-	pthread_mutex_lock(&av->dom->lock);
+	cxlfi_dom_lock(av->dom);
 	for (size_t i = 0; i < count; i++) {
 		fi_addr_t fa = fi_addr[i];
 
@@ -135,7 +135,7 @@ static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 		    rev_of(av)->map[av->tab[fa].addr.index] == fa + 1)
 			rev_of(av)->map[av->tab[fa].addr.index] = 0;
 	}
-	pthread_mutex_unlock(&av->dom->lock);
+	cxlfi_dom_unlock(av->dom);
 	return rc;
 }
 

@@ -278,7 +278,7 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 	uint32_t sleep_us = 0;
 	ssize_t rc;
 
-	pthread_mutex_lock(&cq->dom->lock);
+	cxlfi_dom_lock(cq->dom);
 	/* A poll of the pool costs invalidations and a fence: skip it when
 	 * the entries already queued satisfy the whole read and no send is
 	 * waiting for ring space. The next read that finds fewer entries
@@ -311,7 +311,7 @@ out:
 		cq->idle_us = 0;
 		wait_end(&cq->spin);
 	}
-	pthread_mutex_unlock(&cq->dom->lock);
+	cxlfi_dom_unlock(cq->dom);
 	if (sleep_us) { /* outside the lock: other threads keep going */
 		struct timespec ts = { 0, (long)sleep_us * 1000 };
 
@@ -332,16 +332,16 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 	struct cxlfi_cqerr *e;
 
 	(void)flags;
-	pthread_mutex_lock(&cq->dom->lock);
+	cxlfi_dom_lock(cq->dom);
 	e = cq->err_head;
 	if (!e) {
-		pthread_mutex_unlock(&cq->dom->lock);
+		cxlfi_dom_unlock(cq->dom);
 		return -FI_EAGAIN;
 	}
 	cq->err_head = e->next;
 	if (!cq->err_head)
 		cq->err_tail = NULL;
-	pthread_mutex_unlock(&cq->dom->lock);
+	cxlfi_dom_unlock(cq->dom);
 	/* err_data stays the caller's (we provide none) */
 	buf->op_context = e->e.op_context;
 	buf->flags = e->e.flags;
@@ -501,10 +501,10 @@ static uint64_t cntr_read(struct fid_cntr *fc)
 	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fc;
 	uint64_t v;
 
-	pthread_mutex_lock(&c->dom->lock);
+	cxlfi_dom_lock(c->dom);
 	progress_eps(c->eps, c->neps);
 	v = c->value;
-	pthread_mutex_unlock(&c->dom->lock);
+	cxlfi_dom_unlock(c->dom);
 	return v;
 }
 
@@ -513,9 +513,9 @@ static uint64_t cntr_readerr(struct fid_cntr *fc)
 	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fc;
 	uint64_t v;
 
-	pthread_mutex_lock(&c->dom->lock);
+	cxlfi_dom_lock(c->dom);
 	v = c->err;
-	pthread_mutex_unlock(&c->dom->lock);
+	cxlfi_dom_unlock(c->dom);
 	return v;
 }
 
@@ -524,9 +524,9 @@ static int cntr_update(struct fid_cntr *fc, uint64_t v, bool err, bool add)
 	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fc;
 	uint64_t *p = err ? &c->err : &c->value;
 
-	pthread_mutex_lock(&c->dom->lock);
+	cxlfi_dom_lock(c->dom);
 	*p = add ? *p + v : v;
-	pthread_mutex_unlock(&c->dom->lock);
+	cxlfi_dom_unlock(c->dom);
 	return 0;
 }
 

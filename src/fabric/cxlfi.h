@@ -142,6 +142,7 @@ struct cxlfi_domain {
 	struct cxlfi_fabric *fabric;
 	cxl_pool *pool;
 	pthread_mutex_t lock; /* serialises everything below (THREAD_SAFE) */
+	bool locking; /* false under FI_THREAD_DOMAIN: the caller serialises */
 	struct fi_info *info;
 	uint64_t mr_key_next;
 	struct cxlfi_mr *mrs; /* registered regions (rma.c looks keys up) */
@@ -150,6 +151,25 @@ struct cxlfi_domain {
 	bool mr_prov_key;     /* FI_MR_PROV_KEY: we choose the keys */
 	int refs;
 };
+
+/*
+ * The domain lock. Under FI_THREAD_DOMAIN the application serialises all
+ * calls on the objects of a domain itself (fi_domain(3)); MPICH and Open
+ * MPI ask for it. Then nothing else in the process touches the domain's
+ * state (the heartbeat thread has its own lock and writes only pool
+ * words), and the lock is not taken.
+ */
+static inline void cxlfi_dom_lock(struct cxlfi_domain *d)
+{
+	if (d->locking)
+		pthread_mutex_lock(&d->lock);
+}
+
+static inline void cxlfi_dom_unlock(struct cxlfi_domain *d)
+{
+	if (d->locking)
+		pthread_mutex_unlock(&d->lock);
+}
 
 struct cxlfi_av_entry {
 	struct cxlfi_addr addr;

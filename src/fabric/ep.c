@@ -10,7 +10,7 @@ static int ep_close(struct fid *fid)
 	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
 	struct cxlfi_domain *d = ep->dom;
 
-	pthread_mutex_lock(&d->lock);
+	cxlfi_dom_lock(d);
 	cxlfi_ep_unpublish(ep);
 	if (ep->av)
 		ep->av->refs--;
@@ -35,7 +35,7 @@ static int ep_close(struct fid *fid)
 			}
 	}
 	d->refs--;
-	pthread_mutex_unlock(&d->lock);
+	cxlfi_dom_unlock(d);
 	fi_freeinfo(ep->info);
 	free(ep);
 	return 0;
@@ -46,7 +46,7 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
 	int rc = 0;
 
-	pthread_mutex_lock(&ep->dom->lock);
+	cxlfi_dom_lock(ep->dom);
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
 		if (ep->av) {
@@ -110,7 +110,7 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	default:
 		rc = -FI_EINVAL;
 	}
-	pthread_mutex_unlock(&ep->dom->lock);
+	cxlfi_dom_unlock(ep->dom);
 	return rc;
 }
 
@@ -121,7 +121,7 @@ static int ep_control(struct fid *fid, int command, void *arg)
 
 	switch (command) {
 	case FI_ENABLE:
-		pthread_mutex_lock(&ep->dom->lock);
+		cxlfi_dom_lock(ep->dom);
 		if (!ep->av || (!ep->tx_cq && !ep->tx_cntr) ||
 		    (!ep->rx_cq && !ep->rx_cntr))
 			rc = -FI_ENOCQ;
@@ -129,7 +129,7 @@ static int ep_control(struct fid *fid, int command, void *arg)
 			rc = cxlfi_ep_publish(ep);
 		if (!rc)
 			ep->enabled = true;
-		pthread_mutex_unlock(&ep->dom->lock);
+		cxlfi_dom_unlock(ep->dom);
 		return rc;
 	case FI_GETOPSFLAG: {
 		uint64_t *f = arg;
@@ -164,9 +164,9 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
 	ssize_t rc;
 
-	pthread_mutex_lock(&ep->dom->lock);
+	cxlfi_dom_lock(ep->dom);
 	rc = cxlfi_cancel(ep, context);
-	pthread_mutex_unlock(&ep->dom->lock);
+	cxlfi_dom_unlock(ep->dom);
 	return rc;
 }
 
@@ -230,11 +230,11 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	size_t n = *addrlen;
 	int rc = 0;
 
-	pthread_mutex_lock(&ep->dom->lock);
+	cxlfi_dom_lock(ep->dom);
 	/* a name before fi_enable: publish now, the name must be stable */
 	if (!ep->self.pool)
 		rc = cxlfi_ep_publish(ep);
-	pthread_mutex_unlock(&ep->dom->lock);
+	cxlfi_dom_unlock(ep->dom);
 	if (rc)
 		return rc;
 	cxl_pool_info(ep->dom->pool, &pi);
@@ -346,9 +346,9 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->fid.tagged = &cxlfi_tagged_ops;
 	ep->fid.rma = &cxlfi_rma_ops;
 	ep->fid.atomic = &cxlfi_atomic_ops;
-	pthread_mutex_lock(&d->lock);
+	cxlfi_dom_lock(d);
 	d->refs++;
-	pthread_mutex_unlock(&d->lock);
+	cxlfi_dom_unlock(d);
 	*out = &ep->fid;
 	return 0;
 }

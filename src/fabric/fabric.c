@@ -134,6 +134,8 @@ int cxlfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	d->locking = !(info && info->domain_attr &&
+		       info->domain_attr->threading == FI_THREAD_DOMAIN);
 	d->fabric = f;
 	d->pool = f->pool;
 	d->mr_key_next = 1;

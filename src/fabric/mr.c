@@ -17,7 +17,7 @@ static int mr_close(struct fid *fid)
 	struct cxlfi_domain *d = m->dom;
 	struct cxlfi_mr **pp;
 
-	pthread_mutex_lock(&d->lock);
+	cxlfi_dom_lock(d);
 	for (pp = &d->mrs; *pp && *pp != m; pp = &(*pp)->next)
 		;
 	if (*pp)
@@ -25,7 +25,7 @@ static int mr_close(struct fid *fid)
 	if (m->in_pool) /* origins must stop writing it directly */
 		for (struct cxlfi_ep *ep = d->eps; ep; ep = ep->dom_next)
 			cxlfi_mrtab_sync(ep);
-	pthread_mutex_unlock(&d->lock);
+	cxlfi_dom_unlock(d);
 	free(m);
 	return 0;
 }
@@ -110,11 +110,11 @@ int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	m->fid.fid.context = context;
 	m->fid.fid.ops = &mr_fi_ops;
 	m->fid.mem_desc = m;
-	pthread_mutex_lock(&d->lock);
+	cxlfi_dom_lock(d);
 	if (d->mr_prov_key) {
 		m->fid.key = d->mr_key_next++;
 	} else if (mr_find(d, requested_key)) {
-		pthread_mutex_unlock(&d->lock);
+		cxlfi_dom_unlock(d);
 		free(m);
 		return -FI_ENOKEY;
 	} else {
@@ -130,7 +130,7 @@ int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	if (m->in_pool)
 		for (struct cxlfi_ep *ep = d->eps; ep; ep = ep->dom_next)
 			cxlfi_mrtab_sync(ep);
-	pthread_mutex_unlock(&d->lock);
+	cxlfi_dom_unlock(d);
 	*mr = &m->fid;
 	return 0;
 }

@@ -36,13 +36,13 @@ static ssize_t do_send(struct fid_ep *fep, const void *buf, size_t len,
 	struct cxlfi_ep *ep = (struct cxlfi_ep *)fep;
 	ssize_t rc;
 
-	pthread_mutex_lock(&ep->dom->lock);
+	cxlfi_dom_lock(ep->dom);
 	if (!ep->enabled)
 		rc = -FI_EOPBADSTATE;
 	else
 		rc = cxlfi_send(ep, buf, len, dest, tag, data,
 				cxlfi_tx_flags(ep, flags), ctx);
-	pthread_mutex_unlock(&ep->dom->lock);
+	cxlfi_dom_unlock(ep->dom);
 	return rc;
 }
 
@@ -52,13 +52,13 @@ static ssize_t do_recv(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 	struct cxlfi_ep *ep = (struct cxlfi_ep *)fep;
 	ssize_t rc;
 
-	pthread_mutex_lock(&ep->dom->lock);
+	cxlfi_dom_lock(ep->dom);
 	if (!ep->enabled)
 		rc = -FI_EOPBADSTATE;
 	else
 		rc = cxlfi_recv(ep, buf, len, src, tag, ignore,
 				rx_flags(ep, flags), ctx);
-	pthread_mutex_unlock(&ep->dom->lock);
+	cxlfi_dom_unlock(ep->dom);
 	return rc;
 }
 

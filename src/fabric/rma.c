@@ -319,7 +319,7 @@ static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
 	if (len > CXLFI_MAX_MSG ||
 	    ((flags & FI_INJECT) && len > cxlfi_params.inject_size))
 		return -FI_EMSGSIZE; /* fi_info's inject_size */
-	pthread_mutex_lock(&ep->dom->lock);
+	cxlfi_dom_lock(ep->dom);
 	if (!ep->enabled) {
 		rc = -FI_EOPBADSTATE;
 		goto out;
@@ -344,7 +344,7 @@ static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
 		  FI_DELIVERY_COMPLETE;
 	rc = cxlfi_post(ep, pe, &t, false);
 out:
-	pthread_mutex_unlock(&ep->dom->lock);
+	cxlfi_dom_unlock(ep->dom);
 	return rc;
 }
 
@@ -402,7 +402,7 @@ static ssize_t do_read(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 
 	if (len > CXLFI_MAX_MSG)
 		return -FI_EMSGSIZE;
-	pthread_mutex_lock(&ep->dom->lock);
+	cxlfi_dom_lock(ep->dom);
 	if (!ep->enabled) {
 		rc = -FI_EOPBADSTATE;
 		goto out;
@@ -421,7 +421,7 @@ static ssize_t do_read(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 	req = (struct read_req){ key, addr, len, q->rid };
 	rc = cxlfi_rdreq_post(ep, pe, q, CXLFI_TX_READREQ, &req, sizeof(req));
 out:
-	pthread_mutex_unlock(&ep->dom->lock);
+	cxlfi_dom_unlock(ep->dom);
 	return rc;
 }
 
