@@ -62,7 +62,7 @@ static void read_spin(struct cxlfi_cq *cq)
 {
 	struct cxlfi_spin *s = &cq->spin;
 	uint64_t now = cxl_now_ns(), last = s->empty_ns, end;
-	uint32_t polls = 0, stride;
+	uint32_t polls, stride;
 
 	s->empty_ns = now;
 	if (!s->wait_ns) {
@@ -84,10 +84,13 @@ static void read_spin(struct cxlfi_cq *cq)
 	stride = cxl_pool_mode(cq->dom->pool) == CXL_COH_COHERENT
 			 ? CXLFI_SPIN_CLOCK_STRIDE
 			 : 1;
+	polls = stride;
 	do {
 		progress_eps(cq->eps, cq->neps);
-		if (++polls % stride == 0)
+		if (--polls == 0) { /* a countdown: no division per poll */
+			polls = stride;
 			now = cxl_now_ns();
+		}
 	} while (!cq->count && !cq->err_head && now < end);
 	now = cxl_now_ns();
 	if (cq->count || cq->err_head) {

@@ -164,15 +164,6 @@ static void free_list_rx(struct cxlfi_rx *r)
 	}
 }
 
-/*
- * Our channel to peer pe, at close (our handle already closed). Normally
- * unlinked: the storage goes with the receiver's close. But a receiver
- * that is still there and has not found the channel yet (nobody holds it
- * open) would then never see the messages in it, which completed here as
- * sent; a channel exists only once something was sent. So that channel
- * keeps its name: the receiver attaches it as usual, takes the messages,
- * and unlinks it when it finds us gone (scan_inbox).
- */
 /* A zeroed receive descriptor, from the endpoint's cache if it has one. */
 static struct cxlfi_rx *rx_new(struct cxlfi_ep *ep)
 {
@@ -198,6 +189,15 @@ static void rx_put(struct cxlfi_ep *ep, struct cxlfi_rx *r)
 	ep->rx_cached++;
 }
 
+/*
+ * Our channel to peer pe, at close (our handle already closed). Normally
+ * unlinked: the storage goes with the receiver's close. But a receiver
+ * that is still there and has not found the channel yet (nobody holds it
+ * open) would then never see the messages in it, which completed here as
+ * sent; a channel exists only once something was sent. So that channel
+ * keeps its name: the receiver attaches it as usual, takes the messages,
+ * and unlinks it when it finds us gone (scan_inbox).
+ */
 static void close_channel(cxl_pool *pool, struct cxlfi_peer *pe,
 			  const char *name)
 {
