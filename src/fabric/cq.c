@@ -158,7 +158,6 @@ int cxlfi_cq_push(struct cxlfi_cq *cq, void *ctx, uint64_t flags, size_t len,
 		  void *buf, uint64_t data, uint64_t tag, fi_addr_t src)
 {
 	struct cxlfi_cqe *e;
-	size_t slot;
 
 	if (cq->count == cq->cap) {
 		/* grow rather than lose a completion */
@@ -174,12 +173,7 @@ int cxlfi_cq_push(struct cxlfi_cq *cq, void *ctx, uint64_t flags, size_t len,
 		cq->cap = cap;
 		cq->head = 0;
 	}
-	/* head < cap and count < cap: one subtraction wraps the slot (a
-	 * division per completion cost more than the rest of the push) */
-	slot = cq->head + cq->count++;
-	if (slot >= cq->cap)
-		slot -= cq->cap;
-	e = &cq->ring[slot];
+	e = &cq->ring[(cq->head + cq->count++) % cq->cap];
 	e->e.op_context = ctx;
 	e->e.flags = flags;
 	e->e.len = len;
@@ -308,8 +302,7 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 		copy_entry(cq, (uint8_t *)buf + n * es, e);
 		if (src)
 			src[n] = e->src;
-		if (++cq->head == cq->cap)
-			cq->head = 0;
+		cq->head = (cq->head + 1) % cq->cap;
 		cq->count--;
 	}
 	rc = n ? (ssize_t)n : -FI_EAGAIN;

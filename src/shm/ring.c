@@ -54,7 +54,6 @@ struct cxl_ring {
 	uint64_t *head_line; /* line 2 */
 	enum cxl_ring_role role;
 	uint64_t seq;	/* next message to send / receive */
-	uint32_t slot;	/* seq % ncells, kept with seq (no division per poll) */
 	uint64_t other; /* producer: cached head; consumer: published head */
 	uint32_t cell_lines;
 	struct cxl_obj obj; /* when created/opened by name */
@@ -218,7 +217,6 @@ static int ring_attach(cxl_pool *p, void *mem, size_t len,
 	} else {
 		r->seq = r->other = cxl_nt_load64(p, r->head_line);
 	}
-	r->slot = (uint32_t)(r->seq % r->g.ncells);
 	*out = r;
 	return CXL_OK;
 }
@@ -321,18 +319,9 @@ static inline uint32_t lines_for(size_t len)
 					LK_PAYLOAD);
 }
 
-/* The cell of message seq + 1, the next one to send or receive. */
-static inline uint8_t *cur_cell(const struct cxl_ring *r)
+static inline uint8_t *cell_at(const struct cxl_ring *r, uint64_t seq)
 {
-	return r->cells + (size_t)r->slot * r->g.cell_size;
-}
-
-/* One message sent or received: seq and slot move on together. */
-static inline void advance(struct cxl_ring *r)
-{
-	r->seq++;
-	if (++r->slot == r->g.ncells)
-		r->slot = 0;
+	return r->cells + (size_t)(seq % r->g.ncells) * r->g.cell_size;
 }
 
 CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
@@ -366,7 +355,7 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 		if (r->seq - h >= r->g.ncells)
 			return CXL_EAGAIN;
 	}
-	c0 = (struct cell0 *)cur_cell(r);
+	c0 = (struct cell0 *)cell_at(r, r->seq);
 	nl = lines_for(len);
 	/* Payload first, stamp last in each line (release), and line 0 last of
 	 * all: in coherent mode a reader that sees line 0's stamp then finds
@@ -395,7 +384,7 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 	cxl_flush(p, c0, CXL_LINE);
 	if (!(flags & CXL_RING_NOFENCE))
 		cxl_wfence(p); /* message in the pool before send returns */
-	advance(r);
+	r->seq++;
 	return CXL_OK;
 }
 
@@ -451,7 +440,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 {
 	cxl_pool *p = r->pool;
 	uint64_t want = r->seq + 1;
-	struct cell0 *c0 = (struct cell0 *)cur_cell(r);
+	struct cell0 *c0 = (struct cell0 *)cell_at(r, r->seq);
 	uint8_t *dst = buf;
 	uint32_t nl, msg_len;
 	size_t left, n;
@@ -511,7 +500,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 		dst += n;
 		left -= n;
 	}
-	advance(r);
+	r->seq++;
 	if (r->seq - r->other >= r->g.head_batch)
 		publish_head(r);
 	return CXL_OK;
