@@ -92,7 +92,8 @@ static void read_spin(struct cxlfi_cq *cq)
 			now = cxl_now_ns();
 		}
 	} while (!cq->count && !cq->err_head && now < end);
-	now = cxl_now_ns();
+	if (polls != stride) /* the last poll did not read the clock */
+		now = cxl_now_ns();
 	if (cq->count || cq->err_head) {
 		cxlfi_stats.spin_hits++;
 		s->hit = true;
