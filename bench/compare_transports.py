@@ -431,13 +431,24 @@ def build_bench(cfg: Config) -> Path:
         return binary
     cmd = [str(MPICC), "-O2", "-o", str(binary), str(cfg.source)]
     log("building: " + " ".join(cmd))
+    compile_or_exit(cmd, str(cfg.source), "fix the errors above")
+    return binary
+
+
+def compile_or_exit(cmd: list[str], what: str, fix: str) -> None:
+    """Run a compiler command; on failure show its output and exit with
+    what failed and how to fix it."""
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode:
         sys.stderr.write(proc.stdout + proc.stderr)
-        raise SystemExit(f"compare_transports: building {cfg.source} failed "
-                         f"(mpicc exit {proc.returncode}); fix the errors "
-                         "above")
-    return binary
+        raise SystemExit(f"compare_transports: building {what} failed "
+                         f"({Path(cmd[0]).name} exit {proc.returncode}); "
+                         f"{fix}")
+
+
+def prepend_path(env: dict[str, str], key: str, path: Path) -> None:
+    """Put path first in the search-path variable key of env."""
+    env[key] = os.pathsep.join(p for p in (str(path), env.get(key)) if p)
 
 
 NOYIELD_SOURCE = "int sched_yield(void) { return 0; }\n"
@@ -450,13 +461,9 @@ def build_noyield(cfg: Config) -> Path:
     lib = cfg.build_dir / "noyield.so"
     src.write_text(NOYIELD_SOURCE)
     cmd = ["cc", "-shared", "-fPIC", "-O2", "-o", str(lib), str(src)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode:
-        sys.stderr.write(proc.stdout + proc.stderr)
-        raise SystemExit("compare_transports: building the --without-yield "
-                         f"shim failed (cc exit {proc.returncode}); install "
-                         "a C compiler (scripts/setup.sh) or drop "
-                         "--without-yield")
+    compile_or_exit(cmd, "the --without-yield shim",
+                    "install a C compiler (scripts/setup.sh) or drop "
+                    "--without-yield")
     return lib
 
 
@@ -1044,9 +1051,7 @@ def provider_latency(cfg: Config, base_env: dict[str, str]
             env = dict(base_env)
             env["FI_PROVIDER"] = col.provider
             if col.core_dir is not None:
-                env["LD_LIBRARY_PATH"] = os.pathsep.join(
-                    p for p in (str(col.core_dir),
-                                env.get("LD_LIBRARY_PATH")) if p)
+                prepend_path(env, "LD_LIBRARY_PATH", col.core_dir)
             pool_dir = None
             if col.mode:
                 pool_dir = Path(tempfile.mkdtemp(prefix="cxlmpi-fi-",
@@ -1143,8 +1148,7 @@ def main(argv: list[str] | None = None) -> int:
     binary = build_bench(cfg)
     if cfg.without_yield:
         shim = build_noyield(cfg)
-        base_env["LD_PRELOAD"] = os.pathsep.join(
-            p for p in (str(shim), base_env.get("LD_PRELOAD")) if p)
+        prepend_path(base_env, "LD_PRELOAD", shim)
         log(f"DIAGNOSTIC: every rank runs with {shim} preloaded: "
             "sched_yield() does nothing")
 
