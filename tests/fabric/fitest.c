@@ -21,9 +21,14 @@ void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE |
 		      fi_extra_caps;
+	hints->domain_attr->threading = fi_threading;
 	hints->fabric_attr->prov_name = strdup("cxl");
 	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f->info));
 	fi_freeinfo(hints);
+	/* the level asked for is the level granted */
+	CHECK(f->info->domain_attr->threading ==
+	      (fi_threading == FI_THREAD_UNSPEC ? FI_THREAD_SAFE
+						: fi_threading));
 	TRY(fi_fabric(f->info->fabric_attr, &f->fabric, NULL));
 	TRY(fi_domain(f->fabric, f->info, &f->domain, NULL));
 	TRY(fi_av_open(f->domain, &ava, &f->av, NULL));
@@ -80,6 +85,13 @@ void fi_teardown_cntrs(struct fi *f, struct fid_cntr **cntrs, int n)
 
 const char *fi_phase = "setup";
 uint64_t fi_extra_caps;
+enum fi_threading fi_threading = FI_THREAD_UNSPEC;
+
+void fi_test_threading(int argc, char **argv)
+{
+	if (targ_long(argc, argv, "--thread-domain", 0))
+		fi_threading = FI_THREAD_DOMAIN;
+}
 
 int fi_wait_cq(struct fi *f, struct fi_cq_tagged_entry *e,
 	       struct fi_cq_err_entry *err, fi_addr_t *src, int timeout_s)

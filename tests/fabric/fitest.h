@@ -41,6 +41,12 @@ struct fi {
 extern const char *fi_phase;
 /* Capabilities fi_setup asks for besides messaging (e.g. FI_RMA). */
 extern uint64_t fi_extra_caps;
+/* Threading level fi_setup asks for (FI_THREAD_UNSPEC: the provider's
+ * default, FI_THREAD_SAFE); fi_test_threading sets it from the command. */
+extern enum fi_threading fi_threading;
+/* --thread-domain 1: FI_THREAD_DOMAIN, as MPICH and Open MPI ask for it
+ * (the provider then takes no domain lock). */
+void fi_test_threading(int argc, char **argv);
 
 /* Open everything for rank (also its CXL_HOST_ID) and exchange addresses. */
 void fi_setup(struct fi *f, int rank, int to_peer, int from_peer);

@@ -93,6 +93,7 @@ int main(int argc, char **argv)
 	pid_t v;
 
 	mode = targ_mode(argc, argv);
+	fi_test_threading(argc, argv);
 	tpool_init(&tp, "fidead");
 	fi_test_env(&tp, mode);
 	setenv("CXL_JOB", "test_fi_dead", 1);

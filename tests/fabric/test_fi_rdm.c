@@ -323,6 +323,7 @@ static int child(int rank, void *arg)
 int main(int argc, char **argv)
 {
 	mode = targ_mode(argc, argv);
+	fi_test_threading(argc, argv);
 	tpool_init(&tp, "firdm");
 	fi_test_env(&tp, mode);
 	setenv("CXL_JOB", "test_fi_rdm", 1);
