@@ -4,6 +4,7 @@
 #   run_mpi.sh mpich|ompi MPIEXEC PROVIDER_DIR MODE RANKS HOSTS PROGRAM [ARGS...]
 # Ranks go to HOSTS emulated hosts (CXL_HOST_ID = rank % HOSTS). The run is
 # bounded (CXL_MPI_TIMEOUT, 300 s) and its pool is removed afterwards.
+# CXL_MPI_LIB, if set, is preloaded into every rank (libcxlmpi).
 set -u
 FLAVOR=$1 MPIEXEC=$2 PROVDIR=$3 MODE=$4 NP=$5 HOSTS=$6
 shift 6
@@ -21,6 +22,14 @@ export CXL_POOL=$dir/pool CXL_RUNDIR=$dir CXL_POOL_SIZE=256M \
 if [ -n "${CXL_MPI_PRELOAD:-}" ]; then
 	export LD_PRELOAD=$CXL_MPI_PRELOAD
 	export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+fi
+if [ -n "${CXL_MPI_LIB:-}" ]; then
+	if [ ! -f "$CXL_MPI_LIB" ]; then
+		echo "run_mpi.sh: CXL_MPI_LIB=$CXL_MPI_LIB does not exist: build libcxlmpi (ninja -C build)" >&2
+		exit 1
+	fi
+	# the sanitizer runtimes, if any, must stay first
+	export LD_PRELOAD=${LD_PRELOAD:+$LD_PRELOAD:}$CXL_MPI_LIB
 fi
 out=$dir/out
 case $FLAVOR in
