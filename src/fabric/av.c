@@ -27,6 +27,8 @@ static int av_close(struct fid *fid)
 
 	if (av->refs)
 		return -FI_EBUSY;
+	if (av->eq)
+		cxlfi_eq_ref(av->eq, -1);
 	av->dom->refs--;
 	free(rev_of(av)->map);
 	free(av->tab);
@@ -34,10 +36,22 @@ static int av_close(struct fid *fid)
 	return 0;
 }
 
+/* An AV opened with FI_EVENT reports its inserts to an event queue. */
+static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct cxlfi_av *av = (struct cxlfi_av *)fid;
+
+	if (flags || bfid->fclass != FI_CLASS_EQ || av->eq)
+		return -FI_EINVAL;
+	av->eq = (struct fid_eq *)bfid;
+	cxlfi_eq_ref(av->eq, 1);
+	return 0;
+}
+
 static struct fi_ops av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = av_close,
-	.bind = cxlfi_no_bind,
+	.bind = av_bind,
 	.control = cxlfi_no_control,
 	.ops_open = cxlfi_no_ops_open,
 };
@@ -72,16 +86,41 @@ static bool addr_ok(struct cxlfi_av *av, const struct cxlfi_addr *a)
 	return true;
 }
 
+/* The endpoint address a is, or stands for (a service address is resolved
+ * through the pool now); false, logged, if there is none. */
+static bool addr_usable(struct cxlfi_av *av, const struct cxlfi_addr *a,
+			struct cxlfi_addr *out)
+{
+	if (cxlfi_addr_is_ours(av->dom->pool, a, sizeof(*a)) &&
+	    (a->reserved & CXLFI_ADDR_ANY)) {
+		CXLFI_WARN(FI_LOG_AV,
+			   "address names no endpoint (fi_getinfo's local "
+			   "address): insert the address fi_getname returns, "
+			   "or a service address\n");
+		return false;
+	}
+	if (cxlfi_addr_is_ours(av->dom->pool, a, sizeof(*a)) &&
+	    (a->reserved & CXLFI_ADDR_NAMED))
+		return !cxlfi_addr_resolve(av->dom->pool, a, out) &&
+		       addr_ok(av, out);
+	*out = *a;
+	return addr_ok(av, a) && !a->reserved;
+}
+
 static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 		     fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	struct cxlfi_av *av = (struct cxlfi_av *)fav;
 	const struct cxlfi_addr *a = addr;
 	struct av_rev *rv = rev_of(av);
-	int done = 0;
+	int *sync_err = flags & FI_SYNC_ERR ? context : NULL;
+	int done = 0, rc;
 
-	(void)flags;
-	(void)context;
+	if (flags & ~(FI_MORE | FI_SYNC_ERR) || (sync_err && av->events) ||
+	    (count && !addr))
+		return -FI_EINVAL;
+	if (av->events && !av->eq)
+		return -FI_ENOEQ;
 	cxlfi_dom_lock(av->dom);
 	if (av->count + count > av->cap) {
 		size_t cap = av->cap ? av->cap : 64;
@@ -99,20 +138,47 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 	}
 	for (size_t i = 0; i < count; i++) {
 		fi_addr_t fa = FI_ADDR_NOTAVAIL;
+		struct cxlfi_addr r;
 
-		if (addr_ok(av, &a[i])) {
+		if (addr_usable(av, &a[i], &r)) {
 			fa = av->count++;
-			av->tab[fa].addr = a[i];
+			av->tab[fa].addr = r;
 			av->tab[fa].valid = true;
-			if (a[i].index < rv->n)
-				rv->map[a[i].index] = fa + 1;
+			if (r.index < rv->n)
+				rv->map[r.index] = fa + 1;
 			done++;
+		} else if (av->events) {
+			struct fi_eq_err_entry ee = {
+				.fid = &av->fid.fid,
+				.context = context,
+				.data = i,
+				.err = FI_EADDRNOTAVAIL,
+			};
+
+			cxlfi_eq_report(av->eq, FI_AV_COMPLETE, &ee, sizeof(ee),
+					true);
 		}
+		if (sync_err)
+			sync_err[i] =
+				fa == FI_ADDR_NOTAVAIL ? FI_EADDRNOTAVAIL : 0;
 		if (fi_addr)
 			fi_addr[i] = fa;
 	}
 	cxlfi_dom_unlock(av->dom);
-	return done;
+	if (!av->events)
+		return done;
+	/* FI_EVENT: the call succeeds; the count goes to the event queue */
+	{
+		struct fi_eq_entry ev = {
+			.fid = &av->fid.fid,
+			.context = context,
+			.data = (uint64_t)done,
+		};
+
+		rc = cxlfi_eq_report(av->eq, FI_AV_COMPLETE, &ev, sizeof(ev),
+				     false);
+	}
+	return rc ? rc : 0;
 }
 
 static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
@@ -161,25 +227,32 @@ static const char *av_straddr(struct fid_av *fav, const void *addr, char *buf,
 	int n;
 
 	(void)fav;
-	n = snprintf(tmp, sizeof(tmp), "cxl://host%u/ep%u.%u", a->host,
-		     a->index, a->gen);
+	if (a->reserved & CXLFI_ADDR_NAMED)
+		n = snprintf(tmp, sizeof(tmp), "cxl://host%u/svc.%08x%08x",
+			     a->host, a->pad, a->gen);
+	else if (a->reserved & CXLFI_ADDR_ANY)
+		n = snprintf(tmp, sizeof(tmp), "cxl://host%u/any", a->host);
+	else
+		n = snprintf(tmp, sizeof(tmp), "cxl://host%u/ep%u.%u", a->host,
+			     a->index, a->gen);
 	if (*len)
 		snprintf(buf, *len, "%s", tmp);
 	*len = (size_t)n + 1;
 	return buf;
 }
 
-static int av_insertsvc(struct fid_av *av, const char *node,
+/* The endpoint that serves (node, service), as fi_getinfo would name it. */
+static int av_insertsvc(struct fid_av *fav, const char *node,
 			const char *service, fi_addr_t *fi_addr, uint64_t flags,
 			void *context)
 {
-	(void)av;
-	(void)node;
-	(void)service;
-	(void)fi_addr;
-	(void)flags;
-	(void)context;
-	return -FI_ENOSYS;
+	struct cxlfi_av *av = (struct cxlfi_av *)fav;
+	struct cxlfi_addr a;
+
+	if (!service && !node)
+		return -FI_EINVAL;
+	cxlfi_addr_named(av->dom->pool, service ? service : node, &a);
+	return av_insert(fav, &a, 1, fi_addr, flags, context);
 }
 
 static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
@@ -217,8 +290,8 @@ int cxlfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	if (attr && attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
 	    attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
-	if (attr && (attr->flags & (FI_EVENT | FI_READ)))
-		return -FI_ENOSYS;
+	if (attr && (attr->flags & ~(uint64_t)FI_EVENT))
+		return -FI_ENOSYS; /* FI_READ (shared AVs), FI_SYMMETRIC */
 	av = calloc(1, sizeof(*av) + sizeof(struct av_rev));
 	if (!av)
 		return -FI_ENOMEM;
@@ -229,6 +302,7 @@ int cxlfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		return -FI_ENOMEM;
 	}
 	av->dom = d;
+	av->events = attr && (attr->flags & FI_EVENT);
 	av->type = attr && attr->type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE;
 	av->fid.fid.fclass = FI_CLASS_AV;
 	av->fid.fid.context = context;

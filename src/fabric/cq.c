@@ -364,6 +364,7 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 			    fi_addr_t *src, const void *cond, int timeout)
 {
+	struct cxlfi_cq *cq = (struct cxlfi_cq *)fcq;
 	uint64_t end = timeout >= 0 ? cxlfi_now_ms() + (uint64_t)timeout : 0;
 	struct cxl_backoff b;
 	ssize_t rc;
@@ -376,6 +377,10 @@ static ssize_t cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count,
 			return rc;
 		if (timeout >= 0 && cxlfi_now_ms() >= end)
 			return -FI_EAGAIN;
+		/* fi_cq_signal from another thread ends the wait */
+		if (atomic_exchange_explicit(&cq->signaled, false,
+					     memory_order_acq_rel))
+			return -FI_EAGAIN;
 		cxl_backoff_wait(&b);
 	}
 }
@@ -386,9 +391,11 @@ static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 	return cq_sreadfrom(fcq, buf, count, NULL, cond, timeout);
 }
 
-static int cq_signal(struct fid_cq *cq)
+static int cq_signal(struct fid_cq *fcq)
 {
-	(void)cq;
+	struct cxlfi_cq *cq = (struct cxlfi_cq *)fcq;
+
+	atomic_store_explicit(&cq->signaled, true, memory_order_release);
 	return 0;
 }
 

@@ -22,6 +22,7 @@
 #define CXLFI_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -116,13 +117,29 @@ extern struct cxlfi_params cxlfi_params;
 struct cxlfi_addr {
 	uint32_t magic;
 	uint16_t version;
-	uint16_t reserved;
+	uint16_t reserved; /* 0, or CXLFI_ADDR_ANY / CXLFI_ADDR_NAMED */
 	uint8_t pool_uuid[16];
 	uint32_t host;
 	uint32_t index; /* endpoint index in the pool */
 	uint32_t gen;	/* nonce of this incarnation of the endpoint */
 	uint32_t pad;
 };
+/* Addresses fi_getinfo hands out before an endpoint exists (addr.c):
+ * ANY, this host with no endpoint yet; NAMED, the endpoint that serves a
+ * service name, whose 64-bit hash is in gen (low) and pad (high). */
+#define CXLFI_ADDR_ANY 0x1u
+#define CXLFI_ADDR_NAMED 0x2u
+#define CXLFI_INDEX_NONE UINT32_MAX
+
+/* addr.c */
+void cxlfi_addr_local(cxl_pool *pool, struct cxlfi_addr *a);
+void cxlfi_addr_named(cxl_pool *pool, const char *name, struct cxlfi_addr *a);
+/* Is addr (len bytes) a cxl address of this pool, of any kind? */
+bool cxlfi_addr_is_ours(cxl_pool *pool, const void *addr, size_t len);
+/* A NAMED address to the endpoint that serves it now (0), or
+ * -FI_EADDRNOTAVAIL; an endpoint address is copied as it is. */
+int cxlfi_addr_resolve(cxl_pool *pool, const struct cxlfi_addr *in,
+		       struct cxlfi_addr *out);
 
 /* Process-wide pool attachment, shared by every fabric. */
 int cxlfi_pool_get(cxl_pool **pool);
@@ -180,6 +197,8 @@ struct cxlfi_av {
 	struct fid_av fid;
 	struct cxlfi_domain *dom;
 	enum fi_av_type type;
+	bool events;	   /* FI_EVENT: inserts report to the bound EQ */
+	struct fid_eq *eq; /* bound event queue */
 	struct cxlfi_av_entry *tab;
 	size_t count, cap;
 	int refs;
@@ -220,6 +239,7 @@ struct cxlfi_cq {
 	uint64_t empty_reads;	/* consecutive reads that found nothing */
 	uint32_t idle_us;	/* current idle sleep */
 	struct cxlfi_spin spin; /* read spin state (cq.c) */
+	atomic_bool signaled;	/* fi_cq_signal: end one fi_cq_sread */
 };
 
 struct cxlfi_cntr {
@@ -374,6 +394,7 @@ struct cxlfi_ep {
 	struct cxlfi_domain *dom;
 	struct fi_info *info;
 	struct cxlfi_av *av;
+	struct fid_eq *eq; /* bound event queue, if any (eq.c) */
 	struct cxlfi_cq *tx_cq, *rx_cq;
 	uint64_t tx_cq_flags, rx_cq_flags;
 	struct cxlfi_cntr *tx_cntr, *rx_cntr;
@@ -410,6 +431,8 @@ struct cxlfi_ep {
 	size_t xa_waiting;     /* sends waiting for a token's return */
 	struct cxl_obj mrtab;  /* our pool region table "cxlfi.mr.<i>" */
 	uint64_t mrtab_ver;
+	struct cxl_obj svc; /* "cxlfi.svc.<hash>" if we serve a name */
+	char svc_name[64];
 	struct cxlfi_ep *dom_next; /* in dom->eps */
 };
 
@@ -418,6 +441,16 @@ int cxlfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		      void *context);
 int cxlfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_domain **dom, void *context);
+
+/* eq.c: event queues (application events only; nothing raises one) */
+int cxlfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		  struct fid_eq **eq, void *context);
+/* A bound endpoint or AV takes (+1) or drops (-1) a reference. */
+void cxlfi_eq_ref(struct fid_eq *eq, int delta);
+/* Queue an event (buf: e.g. a struct fi_eq_entry) or, with err, an error
+ * entry (buf: a struct fi_eq_err_entry). 0 or -FI_*. */
+int cxlfi_eq_report(struct fid_eq *eq, uint32_t event, const void *buf,
+		    size_t len, bool err);
 
 /* av.c */
 int cxlfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
@@ -584,6 +617,11 @@ void *cxlfi_mrtab_target(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			 uint64_t key, uint64_t addr, size_t len,
 			 uint64_t access);
 void cxlfi_mrtab_close(struct cxlfi_peer *pe);
+
+/* addr.c: the service name of an endpoint opened with a NAMED source
+ * address, claimed once it is published (0, -FI_EADDRINUSE, ...) */
+int cxlfi_svc_claim(struct cxlfi_ep *ep, const struct cxlfi_addr *a);
+void cxlfi_svc_release(struct cxlfi_ep *ep);
 
 /* heartbeat.c */
 int cxlfi_heartbeat_add(struct cxlfi_ep *ep);

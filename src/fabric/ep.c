@@ -14,6 +14,8 @@ static int ep_close(struct fid *fid)
 	cxlfi_ep_unpublish(ep);
 	if (ep->av)
 		ep->av->refs--;
+	if (ep->eq)
+		cxlfi_eq_ref(ep->eq, -1);
 	/* leave the progress lists, then drop the references */
 	if (ep->tx_cq) {
 		cxlfi_cq_detach_ep(ep->tx_cq, ep);
@@ -107,6 +109,16 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			rc = cxlfi_cntr_attach_ep(c, ep);
 		break;
 	}
+	case FI_CLASS_EQ:
+		/* nothing raises events on an RDM endpoint over the pool
+		 * (no connections), but the binding is legal */
+		if (ep->eq) {
+			rc = -FI_EINVAL;
+			break;
+		}
+		ep->eq = (struct fid_eq *)bfid;
+		cxlfi_eq_ref(ep->eq, 1);
+		break;
 	default:
 		rc = -FI_EINVAL;
 	}

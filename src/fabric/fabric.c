@@ -27,21 +27,11 @@ static struct fi_ops fabric_fi_ops = {
 	.ops_set = NULL,
 };
 
-static int no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
-		      struct fid_eq **eq, void *context)
-{
-	(void)fabric;
-	(void)attr;
-	(void)eq;
-	(void)context;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_fabric fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = cxlfi_domain_open,
 	.passive_ep = cxlfi_no_passive_ep,
-	.eq_open = no_eq_open,
+	.eq_open = cxlfi_eq_open,
 	.wait_open = cxlfi_no_wait_open,
 	.trywait = cxlfi_no_trywait,
 	.domain2 = NULL,

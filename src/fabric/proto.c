@@ -147,6 +147,16 @@ int cxlfi_ep_publish(struct cxlfi_ep *ep)
 		cxlfi_ep_unpublish(ep);
 		return rc;
 	}
+	/* opened with a service address: answer to its name */
+	if (ep->info && ep->info->src_addr &&
+	    cxlfi_addr_is_ours(pool, ep->info->src_addr,
+			       ep->info->src_addrlen) &&
+	    (((struct cxlfi_addr *)ep->info->src_addr)->reserved &
+	     CXLFI_ADDR_NAMED) &&
+	    (rc = cxlfi_svc_claim(ep, ep->info->src_addr))) {
+		cxlfi_ep_unpublish(ep);
+		return rc;
+	}
 	ep->dom_next = ep->dom->eps;
 	ep->dom->eps = ep;
 	CXLFI_INFO(FI_LOG_EP_CTRL, "endpoint %u (gen %u) published\n",
@@ -234,6 +244,7 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 	/* stop beating before the object goes away */
 	if (ep->self.pool)
 		cxlfi_heartbeat_remove(ep);
+	cxlfi_svc_release(ep);
 
 	cxlfi_xa_destroy(ep); /* before the peers its tokens name */
 	for (struct cxlfi_ep **pp = &ep->dom->eps; *pp; pp = &(*pp)->dom_next)

@@ -247,6 +247,23 @@ static void read_params(void)
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |           \
 	 FI_SOURCE | FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RMA | \
 	 FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+/* The transmit and receive halves of them (fi_getinfo(3), "Capabilities") */
+#define CXLFI_TX_CAPS \
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE)
+#define CXLFI_RX_CAPS                                                         \
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ | \
+	 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
+/* Per peer, in posting order: sends among themselves, and RMA and
+ * atomics among themselves (a write after a read only up to
+ * CXLFI_ORDER_WAR_MAX bytes: a larger read's answer may take its data
+ * after a later write was applied), and not across sends and RMA (direct
+ * RMA does not wait for sends still in the channel). docs/fabric.md,
+ * "RMA". */
+#define CXLFI_MSG_ORDER                                              \
+	(FI_ORDER_SAS | FI_ORDER_WAW | FI_ORDER_RAR | FI_ORDER_RAW | \
+	 FI_ORDER_WAR | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |        \
+	 FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR | \
+	 FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
 #define CXLFI_MR_MODES                                                      \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | \
 	 FI_MR_ENDPOINT)
@@ -275,11 +292,97 @@ static int hints_ok(const struct fi_info *h)
 		why = "max_msg_size above 1 TiB";
 	else if (h->addr_format != FI_FORMAT_UNSPEC)
 		why = "only the provider's own address format is supported";
+	else if ((h->tx_attr && (h->tx_attr->msg_order & ~CXLFI_MSG_ORDER)) ||
+		 (h->rx_attr && (h->rx_attr->msg_order & ~CXLFI_MSG_ORDER)))
+		why = "message ordering asked for includes unsupported bits "
+		      "(FI_ORDER_DATA, FI_ORDER_RAS, ...)";
+	else if (h->domain_attr &&
+		 h->domain_attr->data_progress == FI_PROGRESS_AUTO)
+		why = "FI_PROGRESS_AUTO data progress: data moves only when "
+		      "the application calls in (manual progress)";
+	else if (h->domain_attr && (h->domain_attr->caps & FI_SHARED_AV))
+		why = "FI_SHARED_AV is not offered";
 	if (why)
 		CXLFI_INFO(FI_LOG_CORE,
 			   "hints not supported: %s (caps %#llx)\n", why,
 			   (unsigned long long)h->caps);
 	return !why;
+}
+
+/*
+ * Source and destination addresses (addr.c). A service names an endpoint:
+ * with FI_SOURCE it is the one the caller will open, without it the peer
+ * to reach. A node alone names a host, not an endpoint: the source is
+ * then this host's local address, and there is no destination. Addresses
+ * in the hints must be cxl addresses of this pool.
+ */
+static int fill_addrs(struct fi_info *fi, const char *service, uint64_t flags,
+		      const struct fi_info *hints)
+{
+	struct cxlfi_addr *src, *dst = NULL;
+	const char *bad = NULL;
+	cxl_pool *p;
+
+	if (cxlfi_pool_get(&p))
+		return -FI_ENODATA;
+	if (hints && hints->src_addr &&
+	    !cxlfi_addr_is_ours(p, hints->src_addr, hints->src_addrlen))
+		bad = "source";
+	else if (hints && hints->dest_addr &&
+		 !cxlfi_addr_is_ours(p, hints->dest_addr, hints->dest_addrlen))
+		bad = "destination";
+	if (bad) {
+		CXLFI_INFO(FI_LOG_CORE,
+			   "hints not supported: the %s address is not a cxl "
+			   "address of this pool (CXL_POOL)\n",
+			   bad);
+		cxlfi_pool_put();
+		return -FI_ENODATA;
+	}
+	src = malloc(sizeof(*src));
+	if (!(flags & FI_SOURCE) && (service || (hints && hints->dest_addr)))
+		dst = malloc(sizeof(*dst));
+	if (!src || (!(flags & FI_SOURCE) &&
+		     (service || (hints && hints->dest_addr)) && !dst)) {
+		free(src);
+		free(dst);
+		cxlfi_pool_put();
+		return -FI_ENOMEM;
+	}
+	if ((flags & FI_SOURCE) && service)
+		cxlfi_addr_named(p, service, src);
+	else if (hints && hints->src_addr)
+		memcpy(src, hints->src_addr, sizeof(*src));
+	else
+		cxlfi_addr_local(p, src);
+	if (dst && service)
+		cxlfi_addr_named(p, service, dst);
+	else if (dst)
+		memcpy(dst, hints->dest_addr, sizeof(*dst));
+	cxlfi_pool_put();
+	fi->src_addr = src;
+	fi->src_addrlen = sizeof(*src);
+	fi->dest_addr = dst;
+	fi->dest_addrlen = dst ? sizeof(*dst) : 0;
+	return 0;
+}
+
+/*
+ * Memory registration mode. Messaging needs no registration, so the modes
+ * asked for are accepted as they are. The pre-1.5 API (and the deprecated
+ * values in later ones) has two exclusive modes instead of bits: basic
+ * (virtual addresses, provider keys) and scalable (offsets, keys the
+ * application chooses); both are offered, scalable when unspecified.
+ */
+static int mr_mode_for(uint32_t version, const struct fi_info *hints)
+{
+	int m = hints && hints->domain_attr ? hints->domain_attr->mr_mode : 0;
+
+	if (m & (FI_MR_BASIC | FI_MR_SCALABLE))
+		return m & FI_MR_BASIC ? FI_MR_BASIC : FI_MR_SCALABLE;
+	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
+		return FI_MR_SCALABLE;
+	return m & CXLFI_MR_MODES;
 }
 
 static int cxlfi_getinfo(uint32_t version, const char *node,
@@ -288,10 +391,9 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 {
 	struct fi_info *fi;
 	uint64_t caps;
+	int rc;
 
 	(void)node;
-	(void)service;
-	(void)flags;
 	*info = NULL;
 	if (!params_ok || cxlfi_pool_probe())
 		return -FI_ENODATA;
@@ -300,6 +402,10 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi = fi_allocinfo();
 	if (!fi)
 		return -FI_ENOMEM;
+	if ((rc = fill_addrs(fi, service, flags, hints))) {
+		fi_freeinfo(fi);
+		return rc;
+	}
 	caps = hints && hints->caps ? hints->caps : CXLFI_CAPS;
 	/* FI_SEND/FI_RECV are implied by MSG/TAGGED when not given */
 	if (!(caps & (FI_SEND | FI_RECV)))
@@ -308,7 +414,7 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->mode = 0;
 	fi->addr_format = FI_FORMAT_UNSPEC;
 
-	fi->tx_attr->caps = fi->caps;
+	fi->tx_attr->caps = fi->caps & CXLFI_TX_CAPS;
 	/* Sends complete once the data is in the pool (transmit complete),
 	 * or, when asked, once the receiver has consumed it (delivery
 	 * complete: an acknowledgement token, bulk.c). FI_COMPLETION is
@@ -323,14 +429,7 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 		(hints && hints->tx_attr
 			 ? hints->tx_attr->op_flags & FI_COMPLETION
 			 : 0);
-	/* Per peer, in posting order: sends among themselves, and RMA and
-	 * atomics among themselves (a write after a read only up to
-	 * CXLFI_ORDER_WAR_MAX bytes: a larger read's answer may take its
-	 * data after a later write was applied), and not across sends and
-	 * RMA (direct RMA does not wait for sends still in the channel).
-	 * docs/fabric.md, "RMA". */
-	fi->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_WAW | FI_ORDER_RAR |
-				 FI_ORDER_RAW | FI_ORDER_WAR;
+	fi->tx_attr->msg_order = CXLFI_MSG_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	/* An inject is copied out before the call returns: into ring cells or
 	 * the transfer area when there is room, else into a queued heap copy,
@@ -343,7 +442,7 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->tx_attr->iov_limit = 1;
 	fi->tx_attr->rma_iov_limit = 1;
 
-	fi->rx_attr->caps = fi->caps;
+	fi->rx_attr->caps = fi->caps & CXLFI_RX_CAPS;
 	fi->rx_attr->op_flags =
 		hints && hints->rx_attr
 			? hints->rx_attr->op_flags & FI_COMPLETION
@@ -373,17 +472,20 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 					FI_THREAD_UNSPEC
 			? hints->domain_attr->threading
 			: FI_THREAD_SAFE;
-	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	/* control operations (AV inserts, enabling) complete in the call:
+	 * automatic if asked for, as nothing waits for progress */
+	fi->domain_attr->control_progress =
+		hints && hints->domain_attr &&
+				hints->domain_attr->control_progress ==
+					FI_PROGRESS_AUTO
+			? FI_PROGRESS_AUTO
+			: FI_PROGRESS_MANUAL;
 	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = hints && hints->domain_attr
 					   ? hints->domain_attr->av_type
 					   : FI_AV_UNSPEC;
-	/* We need no registration for messaging: accept the modes asked. */
-	fi->domain_attr->mr_mode =
-		hints && hints->domain_attr
-			? hints->domain_attr->mr_mode & CXLFI_MR_MODES
-			: 0;
+	fi->domain_attr->mr_mode = mr_mode_for(version, hints);
 	fi->domain_attr->mr_key_size = 8;
 	fi->domain_attr->cq_data_size = CXLFI_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = 1024;
