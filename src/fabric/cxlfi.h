@@ -383,7 +383,8 @@ struct cxlfi_peer {
 	bool mr_virt;	      /* its RMA addresses are virtual */
 	uint32_t rma_pending; /* RMA through the channel, not completed */
 	bool dead;
-	size_t ntx;			/* queued sends */
+	uint32_t gen; /* incarnation of the peer we deal with (0: none yet) */
+	size_t ntx;   /* queued sends */
 	struct cxlfi_peer *next_active; /* list of peers with an rx ring */
 	struct cxlfi_peer *next_tx;	/* list of peers with queued sends */
 	bool in_active, in_txlist;
@@ -420,6 +421,7 @@ struct cxlfi_ep {
 	uint64_t reported;   /* operations completed (CQ entry or counter) */
 	uint32_t inbox_next; /* first inbox line of the next scan step */
 	uint64_t tx_op_flags, rx_op_flags;
+	bool directed; /* FI_DIRECTED_RECV: receives honour their source */
 	size_t min_multi_recv;
 	struct cxlfi_peer *txpend;	  /* peers with queued sends */
 	uint8_t *tx_scratch, *rx_scratch; /* one ring cell each */

@@ -349,6 +349,7 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->dom = d;
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->directed = !info || !info->caps || (info->caps & FI_DIRECTED_RECV);
 	ep->fid.fid.fclass = FI_CLASS_EP;
 	ep->fid.fid.context = context;
 	ep->fid.fid.ops = &ep_fi_ops;

@@ -52,6 +52,10 @@ static ssize_t do_recv(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 	struct cxlfi_ep *ep = (struct cxlfi_ep *)fep;
 	ssize_t rc;
 
+	/* without FI_DIRECTED_RECV the source address is ignored
+	 * (fi_msg(3)) */
+	if (!ep->directed)
+		src = FI_ADDR_UNSPEC;
 	cxlfi_dom_lock(ep->dom);
 	if (!ep->enabled)
 		rc = -FI_EOPBADSTATE;

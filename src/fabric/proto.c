@@ -59,6 +59,7 @@ enum {
 static void unexp_remove(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
 			 struct cxlfi_unexp *prev);
 static void multi_release(struct cxlfi_ep *ep, struct cxlfi_rx *m);
+static void tx_done(struct cxlfi_ep *ep, struct cxlfi_tx *t, int err);
 
 static size_t ep_obj_size(void)
 {
@@ -377,6 +378,8 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		}
 		cxlfi_watch_start(ep, pe);
 	}
+	if (a->gen)
+		pe->gen = a->gen;
 	snprintf(name, sizeof(name), "cxlfi.ch.%u.%u", ep->index, a->index);
 	rc = cxl_obj_create(pool, name, len, 0, &pe->txobj);
 	if (rc == CXL_EEXIST) {
@@ -453,6 +456,59 @@ static void drop_partial(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int err)
 	pe->rx_left = 0;
 }
 
+/*
+ * Endpoint index pe->index belongs to incarnation gen now (an address with
+ * that generation was used, or it announced a channel to us). Whatever
+ * was under way with an older incarnation on our side is over, as if it
+ * had died: our channel to it (a new one is announced in the new
+ * incarnation's inbox), sends and RMA queued for it, its region table and
+ * its endpoint object. Posted receives stay: they may be meant for the
+ * new incarnation. A message half received from the old one is dropped
+ * where its channel is replaced (scan_inbox).
+ */
+static void peer_renew(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t gen)
+{
+	cxl_pool *pool = ep->dom->pool;
+	char name[64];
+
+	if (pe->gen == gen)
+		return;
+	if (pe->gen) {
+		CXLFI_INFO(FI_LOG_EP_DATA,
+			   "endpoint %u is a new incarnation (gen %u, was "
+			   "%u)\n",
+			   pe->index, gen, pe->gen);
+		while (pe->txq) {
+			struct cxlfi_tx *t = pe->txq;
+
+			pe->txq = t->next;
+			pe->ntx--;
+			tx_done(ep, t, FI_EHOSTUNREACH);
+		}
+		pe->txq_tail = NULL;
+		cxlfi_xa_peer_dead(ep, pe, tx_done);
+		cxlfi_rma_peer_dead(ep, pe);
+		if (pe->tx) {
+			cxl_ring_detach(pe->tx);
+			cxl_obj_close(&pe->txobj);
+			pe->tx = NULL;
+			snprintf(name, sizeof(name), "cxlfi.ch.%u.%u",
+				 ep->index, pe->index);
+			cxl_obj_destroy(pool, name);
+		}
+		cxlfi_mrtab_close(pe);
+		if (pe->epobj.pool) {
+			const uint64_t *hdr = pe->epobj.ptr;
+
+			cxl_inval(pool, hdr, CXL_LINE);
+			if (hdr[CXLFI_HDR_GEN] != gen)
+				cxl_obj_close(&pe->epobj);
+		}
+		pe->dead = false;
+	}
+	pe->gen = gen;
+}
+
 /* Open the endpoint object of a sender that announced a channel, to watch
  * its heartbeat (it must be the incarnation that announced). */
 static void watch_sender(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
@@ -460,6 +516,8 @@ static void watch_sender(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 {
 	char name[64];
 	const uint64_t *hdr;
+
+	peer_renew(ep, pe, (uint32_t)gen);
 
 	if (pe->epobj.pool) {
 		hdr = pe->epobj.ptr;
@@ -762,6 +820,10 @@ int cxlfi_peer_for(struct cxlfi_ep *ep, fi_addr_t dest, struct cxlfi_peer **out)
 		return -FI_EINVAL;
 	if (!(pe = cxlfi_get_peer(ep, e->addr.index)))
 		return -FI_ENOMEM;
+	/* one compare per send: an address of a newer incarnation of the
+	 * index must not go into the channel of an older one */
+	if (e->addr.gen != pe->gen)
+		peer_renew(ep, pe, e->addr.gen);
 	if (pe->dead)
 		return -FI_EHOSTUNREACH;
 	if (!pe->tx && (rc = connect_peer(ep, pe, &e->addr)))

@@ -443,9 +443,14 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->tx_attr->rma_iov_limit = 1;
 
 	fi->rx_attr->caps = fi->caps & CXLFI_RX_CAPS;
+	/* default receive flags: whether plain receives report, and
+	 * whether they are multi-receive buffers (fi_multi_recv's way) */
 	fi->rx_attr->op_flags =
 		hints && hints->rx_attr
-			? hints->rx_attr->op_flags & FI_COMPLETION
+			? hints->rx_attr->op_flags &
+				  (FI_COMPLETION |
+				   (fi->caps & FI_MULTI_RECV ? FI_MULTI_RECV
+							     : 0))
 			: 0;
 	fi->rx_attr->msg_order = fi->tx_attr->msg_order;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
