@@ -632,3 +632,26 @@ int cxlfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	*out = &c->fid;
 	return 0;
 }
+
+bool cxlfi_cq_ready(struct cxlfi_cq *cq)
+{
+	bool ready;
+
+	cxlfi_dom_lock(cq->dom);
+	if (!cq->count && !cq->err_head)
+		progress_eps(cq->eps, cq->neps);
+	ready = cq->count || cq->err_head;
+	cxlfi_dom_unlock(cq->dom);
+	return ready;
+}
+
+uint64_t cxlfi_cntr_events(struct cxlfi_cntr *c)
+{
+	uint64_t v;
+
+	cxlfi_dom_lock(c->dom);
+	progress_eps(c->eps, c->neps);
+	v = c->value + c->err;
+	cxlfi_dom_unlock(c->dom);
+	return v;
+}

@@ -421,7 +421,8 @@ struct cxlfi_ep {
 	uint64_t reported;   /* operations completed (CQ entry or counter) */
 	uint32_t inbox_next; /* first inbox line of the next scan step */
 	uint64_t tx_op_flags, rx_op_flags;
-	bool directed; /* FI_DIRECTED_RECV: receives honour their source */
+	bool directed;	 /* FI_DIRECTED_RECV: receives honour their source */
+	bool rma_events; /* FI_RMA_EVENT: no direct RMA to our regions */
 	size_t min_multi_recv;
 	struct cxlfi_peer *txpend;	  /* peers with queued sends */
 	uint8_t *tx_scratch, *rx_scratch; /* one ring cell each */
@@ -472,11 +473,19 @@ int cxlfi_cq_push_err(struct cxlfi_cq *cq, void *ctx, uint64_t flags,
 		      size_t olen, int err);
 int cxlfi_cq_attach_ep(struct cxlfi_cq *cq, struct cxlfi_ep *ep);
 void cxlfi_cq_detach_ep(struct cxlfi_cq *cq, struct cxlfi_ep *ep);
+/* For poll sets: progress, then does the CQ hold an entry or an error?
+ * Counters: progress, then value + errors. */
+bool cxlfi_cq_ready(struct cxlfi_cq *cq);
+uint64_t cxlfi_cntr_events(struct cxlfi_cntr *c);
 int cxlfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		    struct fid_cntr **cntr, void *context);
 int cxlfi_cntr_attach_ep(struct cxlfi_cntr *c, struct cxlfi_ep *ep);
 void cxlfi_cntr_detach_ep(struct cxlfi_cntr *c, struct cxlfi_ep *ep);
 void cxlfi_cntr_inc(struct cxlfi_cntr *c, bool err);
+
+/* poll.c */
+int cxlfi_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		    struct fid_poll **pollset);
 
 /* mr.c */
 int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
@@ -643,8 +652,6 @@ int cxlfi_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 int cxlfi_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 int cxlfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			 struct fid_ep **sep, void *context);
-int cxlfi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-		       struct fid_poll **pollset);
 int cxlfi_no_stx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		 struct fid_stx **stx, void *context);
 int cxlfi_no_srx(struct fid_domain *domain, struct fi_rx_attr *attr,

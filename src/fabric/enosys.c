@@ -66,15 +66,6 @@ int cxlfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-int cxlfi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-		       struct fid_poll **pollset)
-{
-	(void)domain;
-	(void)attr;
-	(void)pollset;
-	return -FI_ENOSYS;
-}
-
 int cxlfi_no_stx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		 struct fid_stx **stx, void *context)
 {

@@ -350,6 +350,7 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->directed = !info || !info->caps || (info->caps & FI_DIRECTED_RECV);
+	ep->rma_events = info && (info->caps & FI_RMA_EVENT);
 	ep->fid.fid.fclass = FI_CLASS_EP;
 	ep->fid.fid.context = context;
 	ep->fid.fid.ops = &ep_fi_ops;

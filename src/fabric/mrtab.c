@@ -89,8 +89,11 @@ void cxlfi_mrtab_sync(struct cxlfi_ep *ep)
 	if (!ep->mrtab.pool)
 		return;
 	set_version(ep, ep->mrtab_ver | 1);
-	for (struct cxlfi_mr *m = ep->dom->mrs; m && i < MRT_ENTRIES;
-	     m = m->next)
+	/* FI_RMA_EVENT: the target counts every access to its regions, so
+	 * none may be accessed behind its back: publish none, and origins
+	 * go through the channel */
+	for (struct cxlfi_mr *m = ep->dom->mrs;
+	     m && i < MRT_ENTRIES && !ep->rma_events; m = m->next)
 		if (m->in_pool)
 			put_entry(ep, i++, m);
 	for (; i < MRT_ENTRIES; i++)

@@ -60,6 +60,7 @@ static void unexp_remove(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
 			 struct cxlfi_unexp *prev);
 static void multi_release(struct cxlfi_ep *ep, struct cxlfi_rx *m);
 static void tx_done(struct cxlfi_ep *ep, struct cxlfi_tx *t, int err);
+static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 
 static size_t ep_obj_size(void)
 {
@@ -241,6 +242,25 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 				   "endpoint %u closed with sends still queued "
 				   "after %u ms; they are dropped\n",
 				   ep->index, CXLFI_LINGER_MS);
+	}
+	/* A message whose sender waits for our acknowledgement (OP_ACK
+	 * announced by OPF_ACKNEXT, pushed right behind it) may have been
+	 * taken without it: take it now, or that sender waits until it
+	 * declares us dead (fabtests' targets close right after the data
+	 * arrived). Bounded by CXLFI_LINGER_MS too. */
+	if (ep->self.pool) {
+		uint64_t until = cxlfi_now_ms() + CXLFI_LINGER_MS;
+		bool waiting;
+
+		do {
+			waiting = false;
+			for (struct cxlfi_peer *pe = ep->active; pe;
+			     pe = pe->next_active)
+				if (pe->rx && pe->ack_next && !pe->dead) {
+					drain(ep, pe);
+					waiting |= pe->ack_next;
+				}
+		} while (waiting && cxlfi_now_ms() < until);
 	}
 	/* stop beating before the object goes away */
 	if (ep->self.pool)

@@ -8,6 +8,7 @@
  * application asks for); fi_info structures come from fi_allocinfo, so
  * they have the core's size; prov_name is left to the core.
  */
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,13 +247,15 @@ static void read_params(void)
 #define CXLFI_CAPS                                                             \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |           \
 	 FI_SOURCE | FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RMA | \
-	 FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+	 FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |   \
+	 FI_RMA_EVENT)
 /* The transmit and receive halves of them (fi_getinfo(3), "Capabilities") */
 #define CXLFI_TX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE)
 #define CXLFI_RX_CAPS                                                         \
 	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ | \
-	 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
+	 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV |     \
+	 FI_RMA_EVENT)
 /* Per peer, in posting order: sends among themselves, and RMA and
  * atomics among themselves (a write after a read only up to
  * CXLFI_ORDER_WAR_MAX bytes: a larger read's answer may take its data
@@ -367,6 +370,24 @@ static int fill_addrs(struct fi_info *fi, const char *service, uint64_t flags,
 	return 0;
 }
 
+/* A node names a host: one that does not resolve (a typo, a host that is
+ * not there) is refused like any provider refuses it, not ignored. */
+static bool node_ok(const char *node)
+{
+	struct addrinfo *ai = NULL;
+	int rc;
+
+	if (!node)
+		return true;
+	rc = getaddrinfo(node, NULL, NULL, &ai);
+	if (ai)
+		freeaddrinfo(ai);
+	if (rc)
+		CXLFI_INFO(FI_LOG_CORE, "node '%s' does not resolve: %s\n",
+			   node, gai_strerror(rc));
+	return !rc;
+}
+
 /*
  * Memory registration mode. Messaging needs no registration, so the modes
  * asked for are accepted as they are. The pre-1.5 API (and the deprecated
@@ -393,11 +414,10 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	uint64_t caps;
 	int rc;
 
-	(void)node;
 	*info = NULL;
 	if (!params_ok || cxlfi_pool_probe())
 		return -FI_ENODATA;
-	if (!hints_ok(hints))
+	if (!hints_ok(hints) || !node_ok(node))
 		return -FI_ENODATA;
 	fi = fi_allocinfo();
 	if (!fi)
