@@ -422,7 +422,7 @@ struct cxlfi_ep {
 	uint32_t inbox_next; /* first inbox line of the next scan step */
 	uint64_t tx_op_flags, rx_op_flags;
 	bool directed;	 /* FI_DIRECTED_RECV: receives honour their source */
-	bool rma_events; /* FI_RMA_EVENT: no direct RMA to our regions */
+	bool rma_events; /* remote RMA counted: no direct RMA to our regions */
 	size_t min_multi_recv;
 	struct cxlfi_peer *txpend;	  /* peers with queued sends */
 	uint8_t *tx_scratch, *rx_scratch; /* one ring cell each */

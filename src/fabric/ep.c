@@ -137,8 +137,15 @@ static int ep_control(struct fid *fid, int command, void *arg)
 		if (!ep->av || (!ep->tx_cq && !ep->tx_cntr) ||
 		    (!ep->rx_cq && !ep->rx_cntr))
 			rc = -FI_ENOCQ;
-		else if (!ep->enabled)
+		else if (!ep->enabled) {
+			/* FI_RMA_EVENT with a remote counter bound: each
+			 * access to our regions must pass through us to be
+			 * counted (no direct RMA to them, mrtab.c) */
+			ep->rma_events = ep->info &&
+					 (ep->info->caps & FI_RMA_EVENT) &&
+					 (ep->rwr_cntr || ep->rrd_cntr);
 			rc = cxlfi_ep_publish(ep);
+		}
 		if (!rc)
 			ep->enabled = true;
 		cxlfi_dom_unlock(ep->dom);
@@ -350,7 +357,7 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->directed = !info || !info->caps || (info->caps & FI_DIRECTED_RECV);
-	ep->rma_events = info && (info->caps & FI_RMA_EVENT);
+
 	ep->fid.fid.fclass = FI_CLASS_EP;
 	ep->fid.fid.context = context;
 	ep->fid.fid.ops = &ep_fi_ops;
