@@ -529,6 +529,28 @@ static void peer_renew(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t gen)
 	pe->gen = gen;
 }
 
+/* Is incarnation gen the one published at index now? */
+static bool gen_is_current(struct cxlfi_ep *ep, uint32_t index, uint32_t gen)
+{
+	struct cxl_obj o;
+	char name[64];
+	bool cur = false;
+
+	snprintf(name, sizeof(name), "cxlfi.ep.%u", index);
+	if (cxl_obj_open(ep->dom->pool, name, &o))
+		return false;
+	if (o.size >= ep_obj_size()) {
+		const uint64_t *hdr = o.ptr;
+
+		/* its owner wrote the header: read it fresh */
+		cxl_inval(ep->dom->pool, hdr, CXL_LINE);
+		cur = hdr[CXLFI_HDR_MAGIC] == CXLFI_EP_MAGIC &&
+		      hdr[CXLFI_HDR_GEN] == gen;
+	}
+	cxl_obj_close(&o);
+	return cur;
+}
+
 /* Open the endpoint object of a sender that announced a channel, to watch
  * its heartbeat (it must be the incarnation that announced). */
 static void watch_sender(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
@@ -841,9 +863,13 @@ int cxlfi_peer_for(struct cxlfi_ep *ep, fi_addr_t dest, struct cxlfi_peer **out)
 	if (!(pe = cxlfi_get_peer(ep, e->addr.index)))
 		return -FI_ENOMEM;
 	/* one compare per send: an address of a newer incarnation of the
-	 * index must not go into the channel of an older one */
-	if (e->addr.gen != pe->gen)
+	 * index must not go into the channel of an older one, and a stale
+	 * address must not tear down the channel of the current one */
+	if (e->addr.gen != pe->gen) {
+		if (pe->gen && !gen_is_current(ep, pe->index, e->addr.gen))
+			return -FI_EHOSTUNREACH;
 		peer_renew(ep, pe, e->addr.gen);
+	}
 	if (pe->dead)
 		return -FI_EHOSTUNREACH;
 	if (!pe->tx && (rc = connect_peer(ep, pe, &e->addr)))
