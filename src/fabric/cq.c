@@ -274,6 +274,33 @@ static uint32_t idle_next(struct cxlfi_cq *cq)
 	return cq->idle_us;
 }
 
+/*
+ * A wait that lasts: once FI_CXL_HANG_REPORT_MS have passed since the first
+ * empty read of this wait, and then once per that period, each bound
+ * endpoint with operations pending says what they are (diag.c). The clock
+ * is read once per 1024 empty reads: free for a wait that ends soon.
+ */
+static void hang_watch(struct cxlfi_cq *cq)
+{
+	uint64_t now, period = cxlfi_params.hang_report_ms;
+
+	if (!period || ++cq->hang_polls < 1024)
+		return;
+	cq->hang_polls = 0;
+	now = cxlfi_watch_now_ms();
+	if (!cq->wait_since_ms) {
+		cq->wait_since_ms = now;
+		cq->hang_said_ms = now;
+		return;
+	}
+	if (now - cq->hang_said_ms < period)
+		return;
+	cq->hang_said_ms = now;
+	for (size_t i = 0; i < cq->neps; i++)
+		if (cxlfi_diag_busy(cq->eps[i]))
+			cxlfi_diag_pending(cq->eps[i], now - cq->wait_since_ms);
+}
+
 static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 			   fi_addr_t *src)
 {
@@ -310,7 +337,10 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 out:
 	if (rc == -FI_EAGAIN) {
 		sleep_us = idle_next(cq);
+		hang_watch(cq);
 	} else {
+		cq->wait_since_ms = 0;
+		cq->hang_polls = 0;
 		cq->empty_reads = 0;
 		cq->idle_us = 0;
 		wait_end(&cq->spin);

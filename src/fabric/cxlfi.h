@@ -70,8 +70,9 @@ struct cxlfi_params {
 	size_t inject_size;	/* FI_CXL_INJECT_SIZE: largest fi_inject */
 	size_t bulk_min;	/* FI_CXL_BULK_MIN: bulk area from this size */
 	size_t idle_polls; /* FI_CXL_IDLE_POLLS: empty reads before sleeping */
-	size_t idle_sleep_us; /* FI_CXL_IDLE_SLEEP_US: longest idle sleep */
-	size_t read_spin_ns;  /* FI_CXL_READ_SPIN_NS: empty-read poll time */
+	size_t idle_sleep_us;  /* FI_CXL_IDLE_SLEEP_US: longest idle sleep */
+	size_t read_spin_ns;   /* FI_CXL_READ_SPIN_NS: empty-read poll time */
+	size_t hang_report_ms; /* FI_CXL_HANG_REPORT_MS: report a long wait */
 };
 
 /* Endpoint object header line, words (written by its owner only). */
@@ -240,6 +241,9 @@ struct cxlfi_cq {
 	uint32_t idle_us;	/* current idle sleep */
 	struct cxlfi_spin spin; /* read spin state (cq.c) */
 	atomic_bool signaled;	/* fi_cq_signal: end one fi_cq_sread */
+	uint32_t hang_polls;	/* empty reads since the clock was read */
+	uint64_t wait_since_ms; /* first empty read of this wait (0: none) */
+	uint64_t hang_said_ms;	/* last report of this wait (diag.c) */
 };
 
 struct cxlfi_cntr {
@@ -633,6 +637,10 @@ void cxlfi_mrtab_close(struct cxlfi_peer *pe);
  * address, claimed once it is published (0, -FI_EADDRINUSE, ...) */
 int cxlfi_svc_claim(struct cxlfi_ep *ep, const struct cxlfi_addr *a);
 void cxlfi_svc_release(struct cxlfi_ep *ep);
+
+/* diag.c: what an endpoint waits for (FI_CXL_HANG_REPORT_MS) */
+bool cxlfi_diag_busy(const struct cxlfi_ep *ep);
+void cxlfi_diag_pending(const struct cxlfi_ep *ep, uint64_t waited_ms);
 
 /* heartbeat.c */
 int cxlfi_heartbeat_add(struct cxlfi_ep *ep);

@@ -41,6 +41,7 @@ struct cxlfi_params cxlfi_params = {
 	.idle_polls = 200000,
 	.idle_sleep_us = 50,
 	.read_spin_ns = 2000,
+	.hang_report_ms = 30000,
 };
 
 struct cxlfi_stats cxlfi_stats;
@@ -229,6 +230,10 @@ static void read_params(void)
 		   "how long an empty CQ read inside a wait loop keeps "
 		   "polling before it returns (ns)",
 		   &cxlfi_params.read_spin_ns, 0, 1000000);
+	param_size("HANG_REPORT_MS",
+		   "a CQ that waits this long with operations pending logs "
+		   "what they are (ms; 0: never)",
+		   &cxlfi_params.hang_report_ms, 0, (size_t)1 << 40);
 	fi_param_define(&cxlfi_prov, "STATS", FI_PARAM_BOOL,
 			"print message and coherence counts at fabric close "
 			"(default 0)");

@@ -18,7 +18,9 @@
  *  4. an AV with FI_EVENT reports an insert's count, and each bad address
  *     as an error entry, to its event queue;
  *  5. a poll set reports a CQ once a completion is queued, and a counter
- *     once it changes; fi_cq_signal ends a blocked fi_cq_sread.
+ *     once it changes; fi_cq_signal ends a blocked fi_cq_sread;
+ *  6. a CQ wait that lasts reports the receive that nothing matched and
+ *     the message that nothing received (FI_CXL_HANG_REPORT_MS).
  * One process, coherent or emulated pool.
  *
  *   test_fi_objects --mode coherent|emulated
@@ -354,6 +356,54 @@ static void poll_and_signal(struct fid_fabric *fabric)
 	fi_freeinfo(info);
 }
 
+/* A wait with a receive nothing matches and a message nothing receives
+ * reports both (FI_CXL_HANG_REPORT_MS=200, FI_CXL_STATS=1: to stderr). */
+static void hang_report(struct fid_fabric *fabric)
+{
+	struct fi_info *h = hints_new(), *info;
+	struct fi_cq_tagged_entry e;
+	struct ep_set a;
+	fi_addr_t self;
+	char name[64], rb[8], path[] = "/tmp/fiobj-hang-XXXXXX", text[8192];
+	size_t len = sizeof(name);
+	int fd, saved;
+	ssize_t n;
+	uint64_t t0;
+
+	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info));
+	fi_freeinfo(h);
+	TRY(open_ep(fabric, info, &a));
+	TRY(fi_getname(&a.ep->fid, name, &len));
+	CHECK(fi_av_insert(a.av, name, 1, &self, 0, NULL) == 1);
+	TRY(fi_trecv(a.ep, rb, sizeof(rb), NULL, FI_ADDR_UNSPEC, 0xabc, 0, rb));
+	TRY(fi_tsend(a.ep, "lost", 4, NULL, self, 0xdef, NULL));
+	REQUIRE((fd = mkstemp(path)) >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	REQUIRE(dup2(fd, 2) == 2);
+	t0 = cxl_now_ns();
+	while (cxl_now_ns() - t0 < 1500000000ull)
+		if (fi_cq_read(a.cq, &e, 1) == 1)
+			CHECK(e.flags & FI_SEND); /* only the send completes */
+	fflush(stderr);
+	REQUIRE(dup2(saved, 2) == 2);
+	close(saved);
+	REQUIRE(lseek(fd, 0, SEEK_SET) == 0);
+	n = read(fd, text, sizeof(text) - 1);
+	REQUIRE(n >= 0);
+	text[n] = '\0';
+	close(fd);
+	unlink(path);
+	CHECK(strstr(text, "no completion for") != NULL);
+	CHECK(strstr(text, "1 tagged receive(s) posted, unmatched") != NULL);
+	CHECK(strstr(text, "tag 0xabc") != NULL);
+	CHECK(strstr(text, "1 unexpected message(s)") != NULL);
+	CHECK(strstr(text, "tag 0xdef") != NULL);
+	if (t_failed)
+		fprintf(stderr, "hang report was:\n%s", text);
+	close_ep(&a);
+}
+
 int main(int argc, char **argv)
 {
 	enum cxl_coh_mode mode = targ_mode(argc, argv);
@@ -363,6 +413,9 @@ int main(int argc, char **argv)
 	tpool_init(&tp, "fiobj");
 	fi_test_env(&tp, mode);
 	setenv("CXL_JOB", "test_fi_objects", 1);
+	/* read once, at the provider's first fi_getinfo (hang_report) */
+	setenv("FI_CXL_HANG_REPORT_MS", "200", 1);
+	setenv("FI_CXL_STATS", "1", 1);
 	getinfo_fields();
 	h = hints_new();
 	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi));
@@ -370,6 +423,7 @@ int main(int argc, char **argv)
 	event_queue(fabric);
 	service_addresses(fabric);
 	poll_and_signal(fabric);
+	hang_report(fabric);
 	TRY(fi_close(&fabric->fid));
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
