@@ -311,6 +311,9 @@ void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	/* old is ours only until we return: the answer copies it */
 	cxlfi_rma_answer(ep, pe, CXLFI_TX_ATOMRSP, q.rid, old,
 			 q.kind == K_WRITE ? 0 : len, true, 0);
+	/* the region's bound counter: as the endpoint's remote counters */
+	cxlfi_mr_count(ep->dom, q.key,
+		       q.kind == K_WRITE ? FI_REMOTE_WRITE : FI_REMOTE_READ);
 out:
 	free(cur), free(old), free(ops);
 	return;

@@ -537,13 +537,24 @@ void cxlfi_cntr_inc(struct cxlfi_cntr *c, bool err)
 	}
 }
 
+/* Progress what can move a counter: its endpoints, and, for a counter
+ * bound to a memory region (remote accesses), every endpoint of the
+ * domain, since any of them may apply an access to the region. */
+static void cntr_progress(struct cxlfi_cntr *c)
+{
+	progress_eps(c->eps, c->neps);
+	if (c->mr_bound)
+		for (struct cxlfi_ep *ep = c->dom->eps; ep; ep = ep->dom_next)
+			cxlfi_progress(ep);
+}
+
 static uint64_t cntr_read(struct fid_cntr *fc)
 {
 	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fc;
 	uint64_t v;
 
 	cxlfi_dom_lock(c->dom);
-	progress_eps(c->eps, c->neps);
+	cntr_progress(c);
 	v = c->value;
 	cxlfi_dom_unlock(c->dom);
 	return v;
@@ -680,7 +691,7 @@ uint64_t cxlfi_cntr_events(struct cxlfi_cntr *c)
 	uint64_t v;
 
 	cxlfi_dom_lock(c->dom);
-	progress_eps(c->eps, c->neps);
+	cntr_progress(c);
 	v = c->value + c->err;
 	cxlfi_dom_unlock(c->dom);
 	return v;

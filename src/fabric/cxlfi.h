@@ -250,6 +250,7 @@ struct cxlfi_cntr {
 	struct fid_cntr fid;
 	struct cxlfi_domain *dom;
 	uint64_t value, err;
+	bool mr_bound; /* bound to a memory region (fi_mr_bind) */
 	struct cxlfi_ep **eps;
 	size_t neps;
 	int refs;
@@ -264,6 +265,9 @@ struct cxlfi_mr {
 	struct cxlfi_mr *next; /* the domain's regions, for RMA key lookup */
 	bool in_pool;	       /* lies in the pool: reachable directly */
 	uint64_t pool_off;     /* its pool offset then */
+	/* counters bound with fi_mr_bind: each remote write or read of the
+	 * region counts (so it is never published for direct RMA) */
+	struct cxlfi_cntr *rwr_cntr, *rrd_cntr;
 };
 
 /* An origin's copy of one entry of a peer's pool region table. */
@@ -620,6 +624,9 @@ void cxlfi_rma_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 /* The region registered under key covering [addr, addr+len), or NULL. */
 void *cxlfi_mr_target(struct cxlfi_domain *d, uint64_t key, uint64_t addr,
 		      size_t len, uint64_t access, int *err);
+/* A remote access (FI_REMOTE_WRITE or FI_REMOTE_READ) to region key was
+ * applied: count it on the region's bound counter, if any. */
+void cxlfi_mr_count(struct cxlfi_domain *d, uint64_t key, uint64_t access);
 
 /* mrtab.c: pool region tables (direct RMA) */
 int cxlfi_mrtab_create(struct cxlfi_ep *ep);

@@ -25,6 +25,10 @@ static int mr_close(struct fid *fid)
 	if (m->in_pool) /* origins must stop writing it directly */
 		for (struct cxlfi_ep *ep = d->eps; ep; ep = ep->dom_next)
 			cxlfi_mrtab_sync(ep);
+	if (m->rwr_cntr)
+		m->rwr_cntr->refs--;
+	if (m->rrd_cntr)
+		m->rrd_cntr->refs--;
 	cxlfi_dom_unlock(d);
 	free(m);
 	return 0;
@@ -63,15 +67,49 @@ void *cxlfi_mr_target(struct cxlfi_domain *d, uint64_t key, uint64_t addr,
 	return (uint8_t *)m->buf + off;
 }
 
-/* FI_MR_ENDPOINT: a region is bound to an endpoint and enabled before
- * use. Nothing to do for messaging, but both must succeed. */
+void cxlfi_mr_count(struct cxlfi_domain *d, uint64_t key, uint64_t access)
+{
+	struct cxlfi_mr *m = mr_find(d, key);
+
+	if (m)
+		cxlfi_cntr_inc(access == FI_REMOTE_WRITE ? m->rwr_cntr
+							 : m->rrd_cntr,
+			       false);
+}
+
+/*
+ * FI_MR_ENDPOINT: a region is bound to an endpoint and enabled before use;
+ * nothing to do for messaging. A counter bound with FI_REMOTE_WRITE and/or
+ * FI_REMOTE_READ counts the remote accesses to the region (fi_mr(3)); the
+ * region then leaves the region tables, so that no origin accesses it
+ * directly, unseen.
+ */
 static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	(void)fid;
-	(void)flags;
-	return bfid->fclass == FI_CLASS_EP || bfid->fclass == FI_CLASS_CNTR
-		       ? 0
-		       : -FI_EINVAL;
+	struct cxlfi_mr *m = (struct cxlfi_mr *)fid;
+	struct cxlfi_domain *d = m->dom;
+	struct cxlfi_cntr *c = (struct cxlfi_cntr *)bfid;
+
+	if (bfid->fclass == FI_CLASS_EP)
+		return 0;
+	if (bfid->fclass != FI_CLASS_CNTR || !flags ||
+	    (flags & ~(uint64_t)(FI_REMOTE_WRITE | FI_REMOTE_READ)))
+		return -FI_EINVAL;
+	cxlfi_dom_lock(d);
+	c->mr_bound = true;
+	if ((flags & FI_REMOTE_WRITE) && !m->rwr_cntr) {
+		m->rwr_cntr = c;
+		c->refs++;
+	}
+	if ((flags & FI_REMOTE_READ) && !m->rrd_cntr) {
+		m->rrd_cntr = c;
+		c->refs++;
+	}
+	if (m->in_pool)
+		for (struct cxlfi_ep *ep = d->eps; ep; ep = ep->dom_next)
+			cxlfi_mrtab_sync(ep);
+	cxlfi_dom_unlock(d);
+	return 0;
 }
 
 static int mr_control(struct fid *fid, int command, void *arg)

@@ -94,7 +94,7 @@ void cxlfi_mrtab_sync(struct cxlfi_ep *ep)
 	 * go through the channel */
 	for (struct cxlfi_mr *m = ep->dom->mrs;
 	     m && i < MRT_ENTRIES && !ep->rma_events; m = m->next)
-		if (m->in_pool)
+		if (m->in_pool && !m->rwr_cntr && !m->rrd_cntr)
 			put_entry(ep, i++, m);
 	for (; i < MRT_ENTRIES; i++)
 		put_entry(ep, i, NULL);

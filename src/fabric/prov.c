@@ -272,9 +272,6 @@ static void read_params(void)
 	 FI_ORDER_WAR | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |        \
 	 FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR | \
 	 FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
-#define CXLFI_MR_MODES                                                      \
-	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | \
-	 FI_MR_ENDPOINT)
 
 /* Can we satisfy these hints? Each refusal is logged with its reason
  * (FI_LOG_LEVEL=info), so a user can see why cxl was not offered. */
@@ -408,7 +405,11 @@ static int mr_mode_for(uint32_t version, const struct fi_info *hints)
 		return m & FI_MR_BASIC ? FI_MR_BASIC : FI_MR_SCALABLE;
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
 		return FI_MR_SCALABLE;
-	return m & CXLFI_MR_MODES;
+	/* the bits returned are requirements (fi_mr(3)), and the provider
+	 * has none: regions are addressed by offset with the keys the
+	 * application chooses, local buffers need no registration */
+	(void)m;
+	return 0;
 }
 
 static int cxlfi_getinfo(uint32_t version, const char *node,

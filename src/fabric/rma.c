@@ -58,6 +58,7 @@ struct cxlfi_rx *cxlfi_rma_write_target(struct cxlfi_ep *ep, uint64_t key,
 	r->buf = p;
 	r->len = len;
 	r->kind = CXLFI_RX_WRITE;
+	r->tag = key; /* for the region's counter (cxlfi_mr_count) */
 	return r;
 }
 
@@ -99,6 +100,8 @@ void cxlfi_rma_read_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	 * or passed by pointer */
 	cxlfi_rma_answer(ep, pe, CXLFI_TX_READRSP, q.rid, p, (size_t)q.len,
 			 q.len <= CXLFI_ORDER_WAR_MAX, err);
+	if (!err)
+		cxlfi_mr_count(ep->dom, q.key, FI_REMOTE_READ);
 }
 
 void cxlfi_rma_answer(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint8_t kind,
@@ -209,6 +212,7 @@ void cxlfi_rma_complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r,
 					      FI_REMOTE_CQ_DATA,
 				      total, NULL, data, 0, FI_ADDR_NOTAVAIL);
 		cxlfi_cntr_inc(ep->rwr_cntr, false);
+		cxlfi_mr_count(ep->dom, r->tag, FI_REMOTE_WRITE);
 	} else if (r->kind == CXLFI_RX_READRSP || r->kind == CXLFI_RX_ATOMRSP) {
 		bool atomic = r->kind == CXLFI_RX_ATOMRSP;
 

@@ -19,7 +19,8 @@
  *     as an error entry, to its event queue;
  *  5. a poll set reports a CQ once a completion is queued, and a counter
  *     once it changes; fi_cq_signal ends a blocked fi_cq_sread;
- *  6. a CQ wait that lasts reports the receive that nothing matched and
+ *  6. a counter bound to a memory region counts remote writes to it;
+ *  7. a CQ wait that lasts reports the receive that nothing matched and
  *     the message that nothing received (FI_CXL_HANG_REPORT_MS).
  * One process, coherent or emulated pool.
  *
@@ -356,6 +357,56 @@ static void poll_and_signal(struct fid_fabric *fabric)
 	fi_freeinfo(info);
 }
 
+/* A counter bound to a memory region counts the remote writes to it, and
+ * reading it progresses the domain's endpoints (fabtests' fi_multi_mr). */
+static void mr_counter(struct fid_fabric *fabric)
+{
+	struct fi_info *h = hints_new(), *ia, *ib;
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_cq_tagged_entry e;
+	struct ep_set a, b;
+	struct fid_mr *mr;
+	struct fid_cntr *mc;
+	fi_addr_t to_a;
+	char name[64], region[64] = { 0 }, src[8] = "counted";
+	size_t len = sizeof(name);
+	int done = 0;
+
+	h->caps |= FI_RMA;
+	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &ia));
+	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &ib));
+	fi_freeinfo(h);
+	/* no requirement: offsets and the keys the application chooses */
+	CHECK(ia->domain_attr->mr_mode == 0);
+	TRY(open_ep(fabric, ia, &a));
+	TRY(open_ep(fabric, ib, &b));
+	TRY(fi_mr_reg(a.dom, region, sizeof(region), FI_REMOTE_WRITE, 0, 7, 0,
+		      &mr, NULL));
+	TRY(fi_cntr_open(a.dom, &ca, &mc, NULL));
+	CHECK(fi_mr_bind(mr, &mc->fid, FI_SEND) == -FI_EINVAL);
+	TRY(fi_mr_bind(mr, &mc->fid, FI_REMOTE_WRITE));
+	TRY(fi_getname(&a.ep->fid, name, &len));
+	CHECK(fi_av_insert(b.av, name, 1, &to_a, 0, NULL) == 1);
+	TRY(fi_write(b.ep, src, sizeof(src), NULL, to_a, 16, 7, NULL));
+	/* a progresses only through its counter here */
+	for (int i = 0; i < 2000000; i++) {
+		bool counted = fi_cntr_read(mc) == 1;
+
+		if (fi_cq_read(b.cq, &e, 1) == 1)
+			done++;
+		if (done && counted)
+			break;
+	}
+	CHECK(done == 1 && fi_cntr_read(mc) == 1);
+	CHECK(!memcmp(region + 16, src, sizeof(src)));
+	/* the counter is held by the region */
+	CHECK(fi_close(&mc->fid) == -FI_EBUSY);
+	TRY(fi_close(&mr->fid));
+	TRY(fi_close(&mc->fid));
+	close_ep(&b);
+	close_ep(&a);
+}
+
 /* A wait with a receive nothing matches and a message nothing receives
  * reports both (FI_CXL_HANG_REPORT_MS=200, FI_CXL_STATS=1: to stderr). */
 static void hang_report(struct fid_fabric *fabric)
@@ -423,6 +474,7 @@ int main(int argc, char **argv)
 	event_queue(fabric);
 	service_addresses(fabric);
 	poll_and_signal(fabric);
+	mr_counter(fabric);
 	hang_report(fabric);
 	TRY(fi_close(&fabric->fid));
 	fi_freeinfo(fi);
