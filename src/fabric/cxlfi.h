@@ -647,6 +647,7 @@ void cxlfi_svc_release(struct cxlfi_ep *ep);
 
 /* diag.c: what an endpoint waits for (FI_CXL_HANG_REPORT_MS) */
 bool cxlfi_diag_busy(const struct cxlfi_ep *ep);
+/* waited_ms UINT64_MAX: the endpoint is being closed */
 void cxlfi_diag_pending(const struct cxlfi_ep *ep, uint64_t waited_ms);
 
 /* heartbeat.c */

@@ -71,8 +71,13 @@ void cxlfi_diag_pending(const struct cxlfi_ep *ep, uint64_t waited_ms)
 {
 	size_t nu = 0, ndead = 0, nreads = 0;
 
-	say("endpoint %u (gen %u): no completion for %llu ms; pending:",
-	    ep->index, ep->gen, (unsigned long long)waited_ms);
+	if (waited_ms == UINT64_MAX)
+		say("endpoint %u (gen %u) closed with operations pending:",
+		    ep->index, ep->gen);
+	else
+		say("endpoint %u (gen %u): no completion for %llu ms; "
+		    "pending:",
+		    ep->index, ep->gen, (unsigned long long)waited_ms);
 	show_posted(ep, ep->trecv, "tagged");
 	show_posted(ep, ep->recv, "untagged");
 	for (const struct cxlfi_unexp *u = ep->unexp; u; u = u->next)

@@ -262,6 +262,11 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 				}
 		} while (waiting && cxlfi_now_ms() < until);
 	}
+	/* what the application left behind (with FI_CXL_STATS=1, or in the
+	 * log at warn level): receives never matched, messages never
+	 * received, sends never taken */
+	if (ep->self.pool && cxlfi_diag_busy(ep))
+		cxlfi_diag_pending(ep, UINT64_MAX);
 	/* stop beating before the object goes away */
 	if (ep->self.pool)
 		cxlfi_heartbeat_remove(ep);
