@@ -31,35 +31,47 @@ static void say(const char *fmt, ...)
 		fprintf(stderr, "cxl-hang: %s\n", line);
 }
 
-static void show_posted(const struct cxlfi_ep *ep, const struct cxlfi_rx *r,
-			const char *kind)
+/* Posted receives, except multi-receive buffers (MPICH keeps some posted
+ * all the time: they are not waits). */
+static size_t count_posted(const struct cxlfi_rx *r)
 {
 	size_t n = 0;
 
-	for (const struct cxlfi_rx *q = r; q; q = q->next)
-		n++;
+	for (; r; r = r->next)
+		n += !(r->flags & FI_MULTI_RECV);
+	return n;
+}
+
+static void show_posted(const struct cxlfi_ep *ep, const struct cxlfi_rx *r,
+			const char *kind)
+{
+	size_t n = count_posted(r), shown = 0;
+
 	if (!n)
 		return;
 	say("endpoint %u: %zu %s receive(s) posted, unmatched", ep->index, n,
 	    kind);
-	for (size_t i = 0; r && i < SHOW; r = r->next, i++) {
+	for (; r && shown < SHOW; r = r->next) {
 		char src[32];
+
+		if (r->flags & FI_MULTI_RECV)
+			continue;
+		shown++;
 
 		if (r->src == FI_ADDR_UNSPEC)
 			snprintf(src, sizeof(src), "any source");
 		else
 			snprintf(src, sizeof(src), "endpoint %u", r->src_index);
-		say("  tag %#llx ignore %#llx from %s, %zu bytes%s",
+		say("  tag %#llx ignore %#llx from %s, %zu bytes",
 		    (unsigned long long)r->tag, (unsigned long long)r->ignore,
-		    src, r->len,
-		    r->flags & FI_MULTI_RECV ? " (multi-receive)" : "");
+		    src, r->len);
 	}
 }
 
 bool cxlfi_diag_busy(const struct cxlfi_ep *ep)
 {
-	if (ep->trecv || ep->recv || ep->unexp || ep->txpend ||
-	    ep->xa_waiting || ep->reads)
+	if (count_posted(ep->trecv) || count_posted(ep->recv) || ep->unexp ||
+	    ep->txpend || ep->xa_waiting || ep->reads)
 		return true;
 	for (const struct cxlfi_peer *pe = ep->active; pe; pe = pe->next_active)
 		if (pe->rx_left)
