@@ -21,6 +21,9 @@ APT_PINS=(
 	"libfabric-bin 1.17.0"
 	"iproute2 6.1.0"    # ip: tools/cxlrun's namespaces, veth and bridge
 	"util-linux 2.38.1" # nsenter, unshare: tools/cxlrun
+	"autoconf 2.71"     # autogen.sh: tests/conformance/fabtests.sh
+	"automake 1:1.16.5"
+	"libtool 2.4.7"
 )
 
 # Version of an installed package, or nothing. Never fails: under

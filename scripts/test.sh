@@ -5,9 +5,18 @@
 #   3. ASan + UBSan build + ctest              build-asan/
 #   4. libFuzzer over pool and provider        build-fuzz/, FUZZ_SECONDS (60)
 #      structures (fuzz_pool, fuzz_fabric)      each
-#   5. clang-format check
+#   5. conformance suites we did not write,   build-conformance/
+#      over the cxl provider (coherent):
+#      - libfabric's fabtests -t quick: every test of
+#        tests/conformance/fabtests-quick.pass must pass
+#      - MPICH's test/mpi, pt2pt topo attr datatype init group, 4 ranks:
+#        every test of tests/conformance/mpich_expected_pass.txt in those
+#        directories must pass
+#      CONFORMANCE=0 skips them (they take about 12 minutes here)
+#   6. clang-format check
 # Ends with one line "tests: N passed, N failed" (N counts ctest tests of
-# both builds, the fuzz run and the format check); exit 0 only if all pass.
+# both builds, the fuzz run, each conformance suite and the format check);
+# exit 0 only if all pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
@@ -87,6 +96,29 @@ if build build-fuzz "fuzz_pool fuzz_fabric" -DCMAKE_C_COMPILER=clang-14 \
 else
 	echo "test.sh: fuzz build failed" >&2
 	failed=$((failed + 1))
+fi
+
+# one conformance suite: passes when every test of its list passed
+run_suite() {
+	local name=$1
+	shift
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		echo "test.sh: $name: a test of its expected-pass list failed or did not run (see above)" >&2
+		failed=$((failed + 1))
+	fi
+}
+
+if [ "${CONFORMANCE:-1}" != 0 ]; then
+	stage "conformance: fabtests -t quick over cxl (coherent)"
+	run_suite fabtests tests/conformance/fabtests.sh -t quick -c coherent \
+		-x tests/conformance/fabtests-quick.pass cxl
+	stage "conformance: MPICH test/mpi over cxl (coherent, 4 ranks)"
+	run_suite "MPICH test suite" tests/conformance/mpich_testsuite.sh \
+		-t cxl -m coherent -n 4 \
+		-x tests/conformance/mpich_expected_pass.txt \
+		pt2pt topo attr datatype init group
 fi
 
 stage "clang-format"

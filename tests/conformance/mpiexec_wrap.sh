@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# mpiexec for MPICH's runtests (tests/conformance/mpich_testsuite.sh passes
+# it as -mpiexec=): runtests calls it as
+#   mpiexec_wrap.sh -n NP [MPIEXEC-ARGS] [PROGRAM-WRAPPER] ./PROGRAM [ARGS]
+# and reads the program's output from it. Each call gets a fresh private
+# pool under /dev/shm (cxl transport), removed afterwards, and is bounded by
+# MPIEXEC_TIMEOUT (set by runtests per test) plus a grace period: a hang
+# prints "conformance: TIMEOUT" and fails the test instead of blocking.
+# Configured by the environment that mpich_testsuite.sh exports:
+#   CONF_FLAVOR     mpich | ompi
+#   CONF_TRANSPORT  cxl | tcp
+#   CONF_MODE       coherent | flush | emulated (cxl only)
+#   CONF_MPIEXEC    the flavor's mpiexec / mpirun
+#   CONF_PROVDIR    directory of libcxl-fi.so (cxl only)
+#   CONF_HOSTS      emulated hosts: rank r gets CXL_HOST_ID = r % CONF_HOSTS
+#                   (tests/mpi/hostwrap.sh, which runtests puts before the
+#                   program through MPITEST_PROGRAM_WRAPPER)
+set -u
+limit=${MPIEXEC_TIMEOUT:-120}
+dir=
+cleanup() { [ -n "$dir" ] && rm -rf "$dir"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+case $CONF_TRANSPORT in
+cxl)
+	dir=$(mktemp -d /dev/shm/cxlconf-XXXXXX) || exit 1
+	export CXL_POOL=$dir/pool CXL_RUNDIR=$dir \
+		CXL_POOL_SIZE=${CXL_POOL_SIZE:-256M} \
+		CXL_ARENA_CAPACITY=${CXL_ARENA_CAPACITY:-8192} \
+		CXL_JOB=mpi-$$ CXL_COHERENCE=$CONF_MODE \
+		CXL_TEST_HOSTS=$CONF_HOSTS \
+		FI_PROVIDER=cxl FI_PROVIDER_PATH=$CONF_PROVDIR
+	;;
+tcp)
+	export FI_PROVIDER=tcp
+	unset FI_PROVIDER_PATH
+	;;
+*)
+	echo "mpiexec_wrap.sh: unknown transport '$CONF_TRANSPORT'" >&2
+	exit 2
+	;;
+esac
+
+case $CONF_FLAVOR in
+mpich)
+	# Hydra enforces MPIEXEC_TIMEOUT itself; timeout(1) is the backstop.
+	export MPIR_CVAR_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1
+	timeout -k 10 $((limit + 20)) "$CONF_MPIEXEC" "$@"
+	rc=$?
+	;;
+ompi)
+	# pml cm + mtl ofi restricted to the one provider: if it cannot be
+	# used, MPI_Init fails (tests/mpi/run_mpi.sh's ompi branch).
+	export OMPI_MCA_opal_common_ofi_provider_include=$FI_PROVIDER
+	timeout -k 10 "$limit" "$CONF_MPIEXEC" --allow-run-as-root \
+		--oversubscribe --mca pml cm --mca mtl ofi \
+		--mca btl self,ofi --mca osc ^ucx "$@"
+	rc=$?
+	;;
+*)
+	echo "mpiexec_wrap.sh: unknown flavor '$CONF_FLAVOR'" >&2
+	exit 2
+	;;
+esac
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "conformance: TIMEOUT: killed after the ${limit}s limit (+grace)"
+fi
+exit "$rc"
