@@ -481,6 +481,23 @@ static void drop_partial(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int err)
 	pe->rx_left = 0;
 }
 
+/* Everything we sent or asked of peer pe that it will never take up now
+ * fails with FI_EHOSTUNREACH: sends queued for ring space, sends waiting
+ * for tokens it holds (and its data slots), reads it will never answer. */
+static void fail_outgoing(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	while (pe->txq) {
+		struct cxlfi_tx *t = pe->txq;
+
+		pe->txq = t->next;
+		pe->ntx--;
+		tx_done(ep, t, FI_EHOSTUNREACH);
+	}
+	pe->txq_tail = NULL;
+	cxlfi_xa_peer_dead(ep, pe, tx_done);
+	cxlfi_rma_peer_dead(ep, pe);
+}
+
 /*
  * Endpoint index pe->index belongs to incarnation gen now (an address with
  * that generation was used, or it announced a channel to us). Whatever
@@ -503,16 +520,7 @@ static void peer_renew(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t gen)
 			   "endpoint %u is a new incarnation (gen %u, was "
 			   "%u)\n",
 			   pe->index, gen, pe->gen);
-		while (pe->txq) {
-			struct cxlfi_tx *t = pe->txq;
-
-			pe->txq = t->next;
-			pe->ntx--;
-			tx_done(ep, t, FI_EHOSTUNREACH);
-		}
-		pe->txq_tail = NULL;
-		cxlfi_xa_peer_dead(ep, pe, tx_done);
-		cxlfi_rma_peer_dead(ep, pe);
+		fail_outgoing(ep, pe);
 		if (pe->tx) {
 			cxl_ring_detach(pe->tx);
 			cxl_obj_close(&pe->txobj);
@@ -1507,19 +1515,7 @@ void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	struct cxlfi_rx **lists[2] = { &ep->trecv, &ep->recv };
 
 	pe->dead = true;
-	/* queued sends to it */
-	while (pe->txq) {
-		struct cxlfi_tx *t = pe->txq;
-
-		pe->txq = t->next;
-		pe->ntx--;
-		tx_done(ep, t, FI_EHOSTUNREACH);
-	}
-	pe->txq_tail = NULL;
-	/* sends waiting for tokens it holds, and its data slots */
-	cxlfi_xa_peer_dead(ep, pe, tx_done);
-	/* reads it will never answer */
-	cxlfi_rma_peer_dead(ep, pe);
+	fail_outgoing(ep, pe);
 	/* a message from it that will never be finished */
 	drop_partial(ep, pe, FI_EHOSTUNREACH);
 	/* receives that can only be matched by it */
