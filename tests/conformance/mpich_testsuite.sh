@@ -123,7 +123,8 @@ for d in dirs:
             cur[1] = "fail"
         elif s.startswith("<skipped"):
             cur[1] = "skip"
-        elif s.startswith("Timeout:"):
+        elif s.startswith("Timeout:") and len(s.split()) > 1:
+            # a program that did not build has an empty limit
             cur[5] = float(s.split()[1])
         elif s.startswith("## ") and not s.startswith("## Test output"):
             cur[4].append(s[3:])
