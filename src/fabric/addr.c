@@ -79,31 +79,6 @@ static void svc_name(char *buf, size_t len, const struct cxlfi_addr *a)
 		 (unsigned long long)addr_hash(a));
 }
 
-/* Is endpoint index/gen published right now? */
-static bool ep_alive(cxl_pool *pool, uint64_t index, uint64_t gen)
-{
-	struct cxl_obj o;
-	char name[64];
-	bool alive = false;
-
-	if (index >= cxlfi_params.max_eps)
-		return false;
-	snprintf(name, sizeof(name), "cxlfi.ep.%llu",
-		 (unsigned long long)index);
-	if (cxl_obj_open(pool, name, &o))
-		return false;
-	if (o.size >= CXL_LINE) {
-		const uint64_t *hdr = o.ptr;
-
-		/* its owner wrote the header line: read it fresh */
-		cxl_inval(pool, hdr, CXL_LINE);
-		alive = hdr[CXLFI_HDR_MAGIC] == CXLFI_EP_MAGIC &&
-			hdr[CXLFI_HDR_GEN] == gen;
-	}
-	cxl_obj_close(&o);
-	return alive;
-}
-
 int cxlfi_addr_resolve(cxl_pool *pool, const struct cxlfi_addr *in,
 		       struct cxlfi_addr *out)
 {
@@ -169,7 +144,7 @@ int cxlfi_svc_claim(struct cxlfi_ep *ep, const struct cxlfi_addr *a)
 			}
 			cxl_obj_close(&o);
 		}
-		if (ep_alive(pool, idx, gen)) {
+		if (cxlfi_ep_current(pool, idx, gen)) {
 			CXLFI_WARN(FI_LOG_EP_CTRL,
 				   "service address %s is in use by endpoint "
 				   "%llu; choose another service (port)\n",

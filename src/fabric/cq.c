@@ -285,6 +285,13 @@ static uint32_t idle_next(struct cxlfi_cq *cq)
 	return cq->idle_us;
 }
 
+/* Not idle (any more): the next sleep is FI_CXL_IDLE_POLLS reads away. */
+static void idle_reset(struct cxlfi_cq *cq)
+{
+	cq->empty_reads = 0;
+	cq->idle_us = 0;
+}
+
 /*
  * A wait that lasts: once FI_CXL_HANG_REPORT_MS have passed since the first
  * empty read of this wait, and then once per that period, each bound
@@ -335,10 +342,8 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 		/* a target serving RMA and atomics is busy although its CQ
 		 * gets no entry for them: it must not go to sleep (idle_next)
 		 * while origins wait for it */
-		if (eps_work(cq->eps, cq->neps) != work) {
-			cq->empty_reads = 0;
-			cq->idle_us = 0;
-		}
+		if (eps_work(cq->eps, cq->neps) != work)
+			idle_reset(cq);
 	}
 	if (cq->err_head) {
 		rc = -FI_EAVAIL;
@@ -361,18 +366,15 @@ out:
 		 * progress during RMA to itself, or through its shared
 		 * memory) would pay each sleep on every call: rma_contig of
 		 * MPICH's suite took over 120 s instead of 6 s that way. */
-		if (expecting(cq->eps, cq->neps)) {
+		if (expecting(cq->eps, cq->neps))
 			sleep_us = idle_next(cq);
-		} else {
-			cq->empty_reads = 0;
-			cq->idle_us = 0;
-		}
+		else
+			idle_reset(cq);
 		hang_watch(cq);
 	} else {
 		cq->wait_since_ms = 0;
 		cq->hang_polls = 0;
-		cq->empty_reads = 0;
-		cq->idle_us = 0;
+		idle_reset(cq);
 		wait_end(&cq->spin);
 	}
 	cxlfi_dom_unlock(cq->dom);

@@ -522,6 +522,8 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 		   void *context);
 ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context);
 void cxlfi_progress(struct cxlfi_ep *ep);
+/* Is incarnation gen the endpoint published at index now? (proto.c) */
+bool cxlfi_ep_current(cxl_pool *pool, uint64_t index, uint64_t gen);
 /* Fail everything pending with a peer found dead (proto.c). */
 void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 

@@ -542,21 +542,23 @@ static void peer_renew(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t gen)
 	pe->gen = gen;
 }
 
-/* Is incarnation gen the one published at index now? */
-static bool gen_is_current(struct cxlfi_ep *ep, uint32_t index, uint32_t gen)
+bool cxlfi_ep_current(cxl_pool *pool, uint64_t index, uint64_t gen)
 {
 	struct cxl_obj o;
 	char name[64];
 	bool cur = false;
 
-	snprintf(name, sizeof(name), "cxlfi.ep.%u", index);
-	if (cxl_obj_open(ep->dom->pool, name, &o))
+	if (index >= cxlfi_params.max_eps)
+		return false;
+	snprintf(name, sizeof(name), "cxlfi.ep.%llu",
+		 (unsigned long long)index);
+	if (cxl_obj_open(pool, name, &o))
 		return false;
 	if (o.size >= ep_obj_size()) {
 		const uint64_t *hdr = o.ptr;
 
 		/* its owner wrote the header: read it fresh */
-		cxl_inval(ep->dom->pool, hdr, CXL_LINE);
+		cxl_inval(pool, hdr, CXL_LINE);
 		cur = hdr[CXLFI_HDR_MAGIC] == CXLFI_EP_MAGIC &&
 		      hdr[CXLFI_HDR_GEN] == gen;
 	}
@@ -879,7 +881,8 @@ int cxlfi_peer_for(struct cxlfi_ep *ep, fi_addr_t dest, struct cxlfi_peer **out)
 	 * index must not go into the channel of an older one, and a stale
 	 * address must not tear down the channel of the current one */
 	if (e->addr.gen != pe->gen) {
-		if (pe->gen && !gen_is_current(ep, pe->index, e->addr.gen))
+		if (pe->gen &&
+		    !cxlfi_ep_current(ep->dom->pool, pe->index, e->addr.gen))
 			return -FI_EHOSTUNREACH;
 		peer_renew(ep, pe, e->addr.gen);
 	}

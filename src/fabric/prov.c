@@ -326,6 +326,7 @@ static int fill_addrs(struct fi_info *fi, const char *service, uint64_t flags,
 {
 	struct cxlfi_addr *src, *dst = NULL;
 	const char *bad = NULL;
+	bool want_dst;
 	cxl_pool *p;
 
 	if (cxlfi_pool_get(&p))
@@ -344,11 +345,12 @@ static int fill_addrs(struct fi_info *fi, const char *service, uint64_t flags,
 		cxlfi_pool_put();
 		return -FI_ENODATA;
 	}
+	want_dst = !(flags & FI_SOURCE) &&
+		   (service || (hints && hints->dest_addr));
 	src = malloc(sizeof(*src));
-	if (!(flags & FI_SOURCE) && (service || (hints && hints->dest_addr)))
+	if (want_dst)
 		dst = malloc(sizeof(*dst));
-	if (!src || (!(flags & FI_SOURCE) &&
-		     (service || (hints && hints->dest_addr)) && !dst)) {
+	if (!src || (want_dst && !dst)) {
 		free(src);
 		free(dst);
 		cxlfi_pool_put();
