@@ -164,6 +164,7 @@ struct cxlfi_domain {
 	struct fi_info *info;
 	uint64_t mr_key_next;
 	struct cxlfi_mr *mrs; /* registered regions (rma.c looks keys up) */
+	unsigned mr_counted;  /* regions with a counter bound (fi_mr_bind) */
 	struct cxlfi_ep *eps; /* enabled endpoints (they publish pool MRs) */
 	bool mr_virt;	      /* FI_MR_VIRT_ADDR: RMA addresses are VAs */
 	bool mr_prov_key;     /* FI_MR_PROV_KEY: we choose the keys */

@@ -29,6 +29,8 @@ static int mr_close(struct fid *fid)
 		m->rwr_cntr->refs--;
 	if (m->rrd_cntr)
 		m->rrd_cntr->refs--;
+	if (m->rwr_cntr || m->rrd_cntr)
+		d->mr_counted--;
 	cxlfi_dom_unlock(d);
 	free(m);
 	return 0;
@@ -69,8 +71,13 @@ void *cxlfi_mr_target(struct cxlfi_domain *d, uint64_t key, uint64_t addr,
 
 void cxlfi_mr_count(struct cxlfi_domain *d, uint64_t key, uint64_t access)
 {
-	struct cxlfi_mr *m = mr_find(d, key);
+	struct cxlfi_mr *m;
 
+	/* every channel RMA and atomic calls this: no second walk of the
+	 * region list unless some region counts */
+	if (!d->mr_counted)
+		return;
+	m = mr_find(d, key);
 	if (m)
 		cxlfi_cntr_inc(access == FI_REMOTE_WRITE ? m->rwr_cntr
 							 : m->rrd_cntr,
@@ -97,6 +104,8 @@ static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return -FI_EINVAL;
 	cxlfi_dom_lock(d);
 	c->mr_bound = true;
+	if (!m->rwr_cntr && !m->rrd_cntr)
+		d->mr_counted++;
 	if ((flags & FI_REMOTE_WRITE) && !m->rwr_cntr) {
 		m->rwr_cntr = c;
 		c->refs++;
