@@ -83,6 +83,21 @@ static int print_proc(const struct cxl_proc_stat *st, void *arg)
 	return 0;
 }
 
+static int print_host(const struct cxl_host_stat *st, void *arg)
+{
+	(void)arg;
+	printf("  host %-4u %-20s %-22s %3u proc%s %s%s\n", st->id,
+	       st->state == CXL_HOST_INCOMPLETE ? "-" : st->nodename,
+	       st->state == CXL_HOST_INCOMPLETE ? "-" : st->ident, st->procs,
+	       st->procs == 1 ? " " : "s",
+	       st->state == CXL_HOST_ACTIVE	? "active"
+	       : st->state == CXL_HOST_CLAIMING ? "claimed, not attached"
+						: "claim incomplete (cxlpool "
+						  "gc --dead-host frees it)",
+	       st->this_host ? " (this host)" : "");
+	return 0;
+}
+
 static int cmd_info(cxl_pool *p)
 {
 	struct cxl_pool_info pi;
@@ -116,10 +131,11 @@ static int cmd_info(cxl_pool *p)
 	       pi.max_procs);
 	printf("access      mode %s, host id %u\n",
 	       cxl_coh_mode_name(cxl_pool_mode(p)), cxl_pool_host_id(p));
+	printf("hosts       %u active\n", as.hosts_active);
+	if (cxl_host_list(p, print_host, NULL))
+		return fail("info");
 	/* this cxlpool process is one of them */
-	printf("processes   %u attached (including this one), %u active "
-	       "hosts\n",
-	       as.procs_live, as.hosts_active);
+	printf("processes   %u attached (including this one)\n", as.procs_live);
 	return cxl_proc_list(p, print_proc, NULL) ? fail("info") : 0;
 }
 

@@ -87,6 +87,26 @@ struct cxl_proc_stat {
 typedef int (*cxl_proc_visit_fn)(const struct cxl_proc_stat *st, void *arg);
 int cxl_proc_list(cxl_pool *p, cxl_proc_visit_fn fn, void *arg);
 
+/* One slot of the host table, as 'cxlpool info' shows it. */
+enum cxl_host_state {
+	CXL_HOST_ACTIVE = 1,	/* owned, processes attached or attaching */
+	CXL_HOST_CLAIMING = 2,	/* owned, owner not attached yet */
+	CXL_HOST_INCOMPLETE = 3 /* claimed with no owner: two claimers met
+				 * and both lost; 'cxlpool gc --dead-host' */
+};
+struct cxl_host_stat {
+	uint32_t id;
+	enum cxl_host_state state;
+	char nodename[48]; /* the owner's host name */
+	char ident[32];	   /* its identity: "machine <id>" or "key <KEY>" */
+	uint32_t procs;	   /* process-table entries of this host */
+	int this_host;	   /* the caller's own host */
+	int other_boot;	   /* this host, as recorded by an earlier boot */
+};
+typedef int (*cxl_host_visit_fn)(const struct cxl_host_stat *st, void *arg);
+/* Visit every slot that is not free, in id order. */
+int cxl_host_list(cxl_pool *p, cxl_host_visit_fn fn, void *arg);
+
 /*
  * Garbage collection: release the slots of this host's dead processes,
  * then reclaim the objects of jobs that no live process belongs to.

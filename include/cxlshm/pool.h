@@ -32,7 +32,8 @@ enum cxl_flush_insn {
 	CXL_FLUSH_CLFLUSH,
 };
 
-#define CXL_NAME_MAX 63 /* object and job names, excluding the NUL */
+#define CXL_NAME_MAX 63		 /* object and job names, excluding the NUL */
+#define CXL_HOST_AUTO UINT32_MAX /* host_id: claim one from the pool */
 #define CXL_JOB_GLOBAL "global"
 
 /* Everything that configures an attachment; see docs/env.md. */
@@ -43,15 +44,16 @@ struct cxl_pool_opts {
 	enum cxl_coh_mode mode;	  /* CXL_COHERENCE */
 	int mode_set;		  /* mode given explicitly (else per backend) */
 	enum cxl_flush_insn insn; /* CXL_FLUSH_INSN */
-	uint32_t host_id;	  /* CXL_HOST_ID */
-	char job[CXL_NAME_MAX + 1]; /* CXL_JOB */
-	uint64_t capacity;	    /* CXL_ARENA_CAPACITY: objects, at format */
-	uint32_t max_hosts;	    /* CXL_MAX_HOSTS, at format */
-	uint32_t max_procs;	    /* CXL_MAX_PROCS, at format */
-	uint32_t lock_timeout_ms;   /* CXL_LOCK_TIMEOUT_MS */
-	char rundir[256];	    /* CXL_RUNDIR: host-local lock files */
-	int no_reap;		    /* skip reclaiming dead processes at attach
-				     * ('cxlpool info' and 'ls' show them; 'gc' reclaims) */
+	uint32_t host_id;	  /* CXL_HOST_ID; CXL_HOST_AUTO (default) */
+	char host_key[CXL_NAME_MAX + 1]; /* CXL_HOST_KEY: identity override */
+	char job[CXL_NAME_MAX + 1];	 /* CXL_JOB */
+	uint64_t capacity;	  /* CXL_ARENA_CAPACITY: objects, at format */
+	uint32_t max_hosts;	  /* CXL_MAX_HOSTS, at format */
+	uint32_t max_procs;	  /* CXL_MAX_PROCS, at format */
+	uint32_t lock_timeout_ms; /* CXL_LOCK_TIMEOUT_MS */
+	char rundir[256];	  /* CXL_RUNDIR: host-local lock files */
+	int no_reap;		  /* skip reclaiming dead processes at attach
+				   * ('cxlpool info' and 'ls' show them; 'gc' reclaims) */
 };
 
 /* Fill with built-in defaults (no environment). */

@@ -46,6 +46,12 @@ struct cxlfi_params cxlfi_params = {
 
 struct cxlfi_stats cxlfi_stats;
 
+/* ---- the process-wide pool ------------------------------------------- */
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static cxl_pool *pool;
+static int pool_refs;
+
 void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 {
 	struct cxl_coh_counters c;
@@ -57,7 +63,7 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		"cxl-stats: sent %llu recv %llu bytes %llu flush_lines %llu "
 		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu "
 		"nt_lines %llu direct_rma %llu atomics %llu read_spins %llu "
-		"spin_hits %llu\n",
+		"spin_hits %llu host %lld\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -70,14 +76,9 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)cxlfi_stats.direct_rma,
 		(unsigned long long)cxlfi_stats.atomics,
 		(unsigned long long)cxlfi_stats.read_spins,
-		(unsigned long long)cxlfi_stats.spin_hits);
+		(unsigned long long)cxlfi_stats.spin_hits,
+		pool ? (long long)cxl_pool_host_id(pool) : -1ll);
 }
-
-/* ---- the process-wide pool ------------------------------------------- */
-
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static cxl_pool *pool;
-static int pool_refs;
 
 int cxlfi_pool_get(cxl_pool **out)
 {

@@ -26,6 +26,7 @@ CXL_EXPORT void cxl_opts_default(struct cxl_pool_opts *o)
 	o->create = 1;
 	o->mode = CXL_COH_COHERENT;
 	o->insn = CXL_FLUSH_AUTO;
+	o->host_id = CXL_HOST_AUTO;
 	strcpy(o->job, CXL_JOB_GLOBAL);
 	o->capacity = DEF_CAPACITY;
 	o->max_hosts = DEF_MAX_HOSTS;
@@ -185,10 +186,25 @@ CXL_EXPORT int cxl_opts_from_env(struct cxl_pool_opts *o)
 	if ((rc = env_choice("CXL_FLUSH_INSN", insns, 4, &c)))
 		return rc;
 	o->insn = (enum cxl_flush_insn)c;
-	v = o->host_id;
-	if ((rc = env_u64("CXL_HOST_ID", 0, MAX_HOSTS_LIMIT - 1, &v, false)))
+	{
+		const char *id = getenv("CXL_HOST_ID");
+
+		/* "auto" (or unset): claim this machine's slot in the pool */
+		if (id && strcmp(id, "auto")) {
+			if ((rc = env_u64("CXL_HOST_ID", 0, MAX_HOSTS_LIMIT - 1,
+					  &v, false)))
+				return cxl_seterr(rc,
+						  "CXL_HOST_ID='%s' is not "
+						  "valid: unset it (or set "
+						  "'auto') to get this host's "
+						  "id from the pool, or give "
+						  "an id from 0 to %u",
+						  id, MAX_HOSTS_LIMIT - 1);
+			o->host_id = (uint32_t)v;
+		}
+	}
+	if ((rc = env_str("CXL_HOST_KEY", o->host_key, sizeof(o->host_key))))
 		return rc;
-	o->host_id = (uint32_t)v;
 	if ((rc = env_str("CXL_JOB", o->job, sizeof(o->job))))
 		return rc;
 	if ((rc = env_u64("CXL_ARENA_CAPACITY", 16, MAX_CAPACITY, &o->capacity,

@@ -33,6 +33,15 @@ struct emu_state {
 	size_t lock_map_len;
 };
 
+/* This host's identity (hostid.c). */
+struct host_ident {
+	uint64_t key;	     /* FNV-1a 64 of the identity string, never 0 */
+	uint8_t boot_id[16]; /* /proc/sys/kernel/random/boot_id */
+	char nodename[48];   /* uname -n, for display */
+	char show[32];	     /* identity for display */
+	bool no_machine_id;  /* no /etc/machine-id: the boot id stands in */
+};
+
 struct cxl_pool {
 	struct cxl_pool_opts opts;
 	enum cxl_backend backend;
@@ -55,6 +64,9 @@ struct cxl_pool {
 	pthread_mutex_t mtx; /* serialises this process's threads */
 	int hostlock_fd;     /* flock: serialises this host's processes */
 	uint32_t host_id;
+	struct host_ident ident;
+	int claim_fd;	    /* flock: serialises this host's claims */
+	bool host_claimed;  /* host_id came from a new claim */
 	uint32_t proc_slot; /* index + 1 in the process table; 0 = none */
 	uint64_t job_id;
 	bool in_cs;
@@ -162,6 +174,23 @@ int cxl_heap_rebuild(struct cxl_pool *p, const struct heap_extent *ext,
 uint64_t cxl_heap_largest_free(struct cxl_pool *p);
 /* Granule size rounding used for asize. */
 uint64_t cxl_heap_round(uint64_t size, uint64_t align);
+
+/* hostid.c: host identity and host-table slots. */
+void cxl_host_ident_init(struct cxl_pool *p);
+int cxl_host_claimlock(struct cxl_pool *p);
+void cxl_host_claimunlock(struct cxl_pool *p);
+/* One pass through slot s's splitter: true for at most one of any set of
+ * concurrent claimers with distinct keys, and for a claimer alone. */
+bool cxl_host_splitter(struct cxl_pool *p, uint32_t s, uint64_t key);
+/* Pick this host's slot (outside the arena lock; under the claim lock). */
+int cxl_host_choose(struct cxl_pool *p);
+/* Under the arena lock: is p->host_id usable? CXL_EAGAIN: choose again. */
+int cxl_host_check_locked(struct cxl_pool *p);
+/* Under the arena lock: record this host as the slot's owner. */
+void cxl_host_adopt_locked(struct cxl_pool *p);
+/* Under the arena lock: free slot s (its owner's last process left, or an
+ * administrator declared it dead). */
+void cxl_host_release_locked(struct cxl_pool *p, uint32_t s);
 
 /* arena.c / procs.c shared helpers (caller holds the arena lock). */
 int cxl_arena_attach_proc(struct cxl_pool *p);

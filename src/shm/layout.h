@@ -72,17 +72,32 @@ struct arena_ctl {
 	uint64_t free_head[BUDDY_MAX_ORDER + 1]; /* heap offset + 1 per order */
 };
 
-/* Host table entry, 256 B. Line 0 is written only by its own host. */
+/*
+ * Host table entry, 256 B, one line per writer rule (docs/pool-layout.md,
+ * "Host table"). A slot is owned while claim_y != 0; its owner is the host
+ * whose identity key is in `key` (or, before the owner wrote it, the
+ * claimer that won the splitter).
+ */
 struct host_ent {
-	/* line 0: bakery lock, written with non-temporal stores */
+	/* line 0: bakery lock, written only by the owner, non-temporal */
 	uint64_t choosing;
 	uint64_t number;
 	uint64_t pad0[6];
-	/* line 1: identity and status, written under the arena lock */
+	/* line 1: status, written under the arena lock by the owner */
 	char nodename[48];
 	uint64_t status; /* HOST_* */
 	uint64_t seen_ns;
-	uint64_t pad1[16];
+	/* line 2: the slot's claim splitter, written by any claiming host
+	 * with non-temporal stores (hostid.c) */
+	uint64_t claim_x; /* identity key of the last claimer to enter */
+	uint64_t claim_y; /* door: non-zero once a claimer went through */
+	uint64_t pad2[6];
+	/* line 3: the owner's identity, written under the arena lock by the
+	 * owner (and cleared by the releaser) */
+	uint64_t key;	   /* owner's identity key; 0: no owner */
+	uint64_t last_key; /* previous owner: preferred when it claims again */
+	uint8_t boot_id[16]; /* owner's boot id at its last attach */
+	char ident[32];	     /* identity shown by 'cxlpool info' */
 };
 enum {
 	HOST_UNUSED = 0,

@@ -20,6 +20,8 @@ static void pool_free(struct cxl_pool *p)
 	if (!p)
 		return;
 	cxl_hostlock_close(p);
+	if (p->claim_fd >= 0)
+		close(p->claim_fd);
 	if (p->mode == CXL_COH_EMULATED)
 		cxl_emu_detach(p);
 	cxl_unmap(p->resv, p->resv_len);
@@ -66,6 +68,7 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 	p->opts = *o;
 	p->fd = -1;
 	p->hostlock_fd = -1;
+	p->claim_fd = -1;
 	pthread_mutex_init(&p->mtx, NULL);
 	p->backend = is_devdax_path(o->path) ? BACKEND_DEVDAX : BACKEND_FILE;
 	/* Real CXL memory defaults to flush; a file on one machine is
@@ -114,11 +117,12 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 	if ((rc = cxl_hdr_validate(&p->hdr, p->size, o->path)))
 		goto fail;
 	p->size = p->hdr.pool_size;
-	if (o->host_id >= p->hdr.max_hosts) {
+	if (o->host_id != CXL_HOST_AUTO && o->host_id >= p->hdr.max_hosts) {
 		rc = cxl_seterr(CXL_EENV,
 				"CXL_HOST_ID=%u, but pool %s was "
-				"formatted for %u hosts (ids 0..%u): use a "
-				"smaller id or reformat with a larger "
+				"formatted for %u hosts (ids 0..%u): unset "
+				"CXL_HOST_ID to get an id from the pool, use "
+				"a smaller id, or reformat with a larger "
 				"CXL_MAX_HOSTS",
 				o->host_id, o->path, p->hdr.max_hosts,
 				p->hdr.max_hosts - 1);
@@ -126,14 +130,50 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 	}
 	if (p->mode == CXL_COH_EMULATED && (rc = cxl_emu_attach(p)))
 		goto fail;
-	p->host_id = o->host_id;
+	p->host_id = o->host_id == CXL_HOST_AUTO ? 0 : o->host_id;
 	p->job_id = cxl_job_id(o->job);
-	if ((rc = cxl_hostlock_open(p)))
-		goto fail;
+	cxl_host_ident_init(p);
 	*out = p;
 	return CXL_OK;
 fail:
 	pool_free(p);
+	return rc;
+}
+
+/*
+ * Take a host slot and a process slot. The host's claim lock is held
+ * throughout, so that no process of this host frees the slot meanwhile.
+ */
+static int attach_host(struct cxl_pool *p)
+{
+	bool autoid = p->opts.host_id == CXL_HOST_AUTO;
+	int rc;
+
+	if ((rc = cxl_host_claimlock(p)))
+		return rc;
+	for (int tries = 0;; tries++) {
+		if (autoid && (rc = cxl_host_choose(p)))
+			break;
+		if ((rc = cxl_hostlock_open(p)))
+			break;
+		if ((rc = cxl_arena_lock(p)) == CXL_OK) {
+			rc = cxl_arena_attach_proc(p);
+			cxl_arena_unlock(p);
+		}
+		if (rc != CXL_EAGAIN || !autoid)
+			break;
+		cxl_hostlock_close(p); /* the slot was freed: choose again */
+		if (tries == 8) {
+			rc = cxl_seterr(CXL_EHOSTID,
+					"host slot %u of pool %s was freed "
+					"while this host was attaching, %d "
+					"times; is someone running 'cxlpool gc "
+					"--dead-host' for this host?",
+					p->host_id, p->opts.path, tries + 1);
+			break;
+		}
+	}
+	cxl_host_claimunlock(p);
 	return rc;
 }
 
@@ -146,11 +186,7 @@ CXL_EXPORT int cxl_pool_attach(const struct cxl_pool_opts *o, cxl_pool **out)
 		return cxl_seterr(CXL_EINVAL, "cxl_pool_attach: out is NULL");
 	if ((rc = pool_open(o, &p, false)))
 		return rc;
-	if ((rc = cxl_arena_lock(p)) == CXL_OK) {
-		rc = cxl_arena_attach_proc(p);
-		cxl_arena_unlock(p);
-	}
-	if (rc) {
+	if ((rc = attach_host(p))) {
 		pool_free(p);
 		return rc;
 	}
@@ -236,9 +272,13 @@ CXL_EXPORT int cxl_pool_detach(cxl_pool *p)
 			*pp = p->shared_next;
 		pthread_mutex_unlock(&shared_mtx);
 	}
-	if ((rc = cxl_arena_lock(p)) == CXL_OK) {
-		cxl_arena_detach_proc(p);
-		cxl_arena_unlock(p);
+	/* under the claim lock: our host's slot may be freed here */
+	if ((rc = cxl_host_claimlock(p)) == CXL_OK) {
+		if ((rc = cxl_arena_lock(p)) == CXL_OK) {
+			cxl_arena_detach_proc(p);
+			cxl_arena_unlock(p);
+		}
+		cxl_host_claimunlock(p);
 	}
 	pool_free(p);
 	return rc;

@@ -14,19 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-static void my_nodename(char out[48])
-{
-	struct utsname u;
-
-	memset(out, 0, 48);
-	if (uname(&u) == 0)
-		snprintf(out, 48, "%.47s", u.nodename);
-}
 
 static struct proc_ent *proc_read(struct cxl_pool *p, uint32_t i)
 {
@@ -121,37 +111,12 @@ int cxl_arena_reclaim_jobs(struct cxl_pool *p, uint64_t *objs)
 
 int cxl_arena_attach_proc(struct cxl_pool *p)
 {
-	struct host_ent *h = pool_host(p, p->host_id);
-	char node[48];
-	uint32_t free_slot = UINT32_MAX, others = 0;
+	uint32_t free_slot = UINT32_MAX;
 	struct proc_ent *e;
+	int rc;
 
-	my_nodename(node);
-	md_rd(p, h->nodename, CXL_LINE);
-	/* Another machine uses our host id while it has live processes:
-	 * both would run the bakery as one host, which breaks the lock. */
-	if (h->status == HOST_ACTIVE && h->nodename[0] &&
-	    strncmp(h->nodename, node, sizeof(h->nodename))) {
-		for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
-			e = proc_read(p, i);
-			others +=
-				e->state == PROC_LIVE && e->host == p->host_id;
-		}
-		if (others) {
-			char other[49];
-
-			memcpy(other, h->nodename, 48);
-			other[48] = '\0';
-			return cxl_seterr(CXL_EHOSTID,
-					  "CXL_HOST_ID=%u is in use "
-					  "by host '%s' (%u processes) in pool "
-					  "%s: give every host its own "
-					  "CXL_HOST_ID; if '%s' is gone, run "
-					  "'cxlpool gc --dead-host %u'",
-					  p->host_id, other, others,
-					  p->opts.path, other, p->host_id);
-		}
-	}
+	if ((rc = cxl_host_check_locked(p)))
+		return rc;
 	if (!p->opts.no_reap && reap_local(p))
 		(void)reclaim(p, 0, NULL);
 	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
@@ -178,17 +143,12 @@ int cxl_arena_attach_proc(struct cxl_pool *p)
 	e->state = PROC_LIVE;
 	md_wr(p, e, sizeof(*e));
 	p->proc_slot = free_slot + 1;
-
-	memcpy(h->nodename, node, sizeof(h->nodename));
-	h->status = HOST_ACTIVE;
-	h->seen_ns = cxl_now_ns();
-	md_wr(p, h->nodename, CXL_LINE);
+	cxl_host_adopt_locked(p);
 	return CXL_OK;
 }
 
 void cxl_arena_detach_proc(struct cxl_pool *p)
 {
-	struct host_ent *h = pool_host(p, p->host_id);
 	uint32_t same_host = 0, same_job = 0;
 
 	if (p->proc_slot) {
@@ -210,12 +170,8 @@ void cxl_arena_detach_proc(struct cxl_pool *p)
 	}
 	if (!same_job && p->job_id != cxl_job_id(CXL_JOB_GLOBAL))
 		(void)reclaim(p, p->job_id, NULL);
-	if (!same_host) {
-		md_rd(p, h->nodename, CXL_LINE);
-		memset(h->nodename, 0, sizeof(h->nodename));
-		h->status = HOST_UNUSED;
-		md_wr(p, h->nodename, CXL_LINE);
-	}
+	if (!same_host) /* our host's last process: free its slot */
+		cxl_host_release_locked(p, p->host_id);
 }
 
 CXL_EXPORT int cxl_proc_list(cxl_pool *p, cxl_proc_visit_fn fn, void *arg)
@@ -281,8 +237,8 @@ CXL_EXPORT int cxl_arena_gc(cxl_pool *p, int dead_host,
 		if ((uint32_t)dead_host == p->host_id)
 			return cxl_seterr(CXL_EINVAL,
 					  "--dead-host %d is this "
-					  "host (CXL_HOST_ID); run gc from "
-					  "another host id",
+					  "host's id; run gc on another "
+					  "host",
 					  dead_host);
 		/* Clear its bakery entry first: a dead host holding a ticket
 		 * would otherwise keep us out of the lock forever. This is the
@@ -296,8 +252,6 @@ CXL_EXPORT int cxl_arena_gc(cxl_pool *p, int dead_host,
 	if ((rc = cxl_arena_lock(p)))
 		return rc;
 	if (dead_host >= 0) {
-		struct host_ent *h = pool_host(p, (uint32_t)dead_host);
-
 		for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
 			struct proc_ent *e = proc_read(p, i);
 
@@ -307,10 +261,7 @@ CXL_EXPORT int cxl_arena_gc(cxl_pool *p, int dead_host,
 				np++;
 			}
 		}
-		md_rd(p, h->nodename, CXL_LINE);
-		memset(h->nodename, 0, sizeof(h->nodename));
-		h->status = HOST_UNUSED;
-		md_wr(p, h->nodename, CXL_LINE);
+		cxl_host_release_locked(p, (uint32_t)dead_host);
 	}
 	np += reap_local(p);
 	rc = reclaim(p, 0, &no);

@@ -7,8 +7,8 @@ CXLPOOL=$1
 CRASH=$2
 dir=$(mktemp -d /dev/shm/cxltest-cli-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-export CXL_POOL=$dir/pool CXL_RUNDIR=$dir CXL_HOST_ID=0
-unset CXL_JOB
+export CXL_POOL=$dir/pool CXL_RUNDIR=$dir
+unset CXL_JOB CXL_HOST_ID CXL_HOST_KEY
 pass=0
 fail=0
 ok() {
@@ -34,6 +34,18 @@ out=$("$CXLPOOL" info); ok has "3 live" "$out"
 ok has "DEAD" "$out"
 out=$("$CXLPOOL" gc); ok has "reclaimed 1 dead process slot(s) and 3 object(s)" "$out"
 out=$("$CXLPOOL" ls); ok has "no objects" "$out"
+
+# hosts get their ids from the pool and are listed by name; a host that
+# crashed is declared dead by id and disappears from the table
+out=$("$CXLPOOL" info); ok has "host .* $(uname -n) .*machine .* (this host)" "$out"
+CXL_HOST_KEY=gone-host CXL_JOB=gone "$CRASH" 1
+out=$("$CXLPOOL" info); ok has "key gone-host .* 1 proc  active" "$out"
+gone=$(awk '$1 == "host" && /key gone-host/ {print $2; exit}' <<<"$out")
+me=$(awk '$1 == "host" && /this host/ {print $2; exit}' <<<"$out")
+ok test -n "$gone" -a "$gone" != "$me"
+out=$("$CXLPOOL" gc --dead-host "$gone"); ok has "reclaimed 1 dead process slot(s) and 1 object(s)" "$out"
+out=$("$CXLPOOL" info); ok test "$(grep -c 'gone-host' <<<"$out")" = 0
+out=$("$CXLPOOL" gc --dead-host "$me" 2>&1); ok has "is this host" "$out"
 
 # global objects persist; rm destroys them by name
 CXL_JOB=global "$CRASH" 2

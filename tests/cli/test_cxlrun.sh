@@ -12,7 +12,8 @@
 #   - the ranks' host names differ (cxl, tcp);
 #   - with tcp, the payload crossed the hosts' veth links;
 #   - with cxl, it did not (only launcher traffic), and the pool's counters
-#     (FI_CXL_STATS) show the messages and bytes;
+#     (FI_CXL_STATS) show the messages and bytes, and two host ids, which
+#     the emulated hosts got from the pool (no CXL_HOST_ID is set);
 #   - Ctrl-C midway, and SIGKILL of cxlrun followed by `cxlrun --cleanup`
 #     (also with its state file lost and cxlrun not yet reaped),
 #     leave no namespace, link, pool file, run directory or process.
@@ -45,6 +46,8 @@ json_sum() { # total bytes of one direction over all links
 stat_field() { # sum of field $2 over the cxl-stats lines of file $1
 	grep -oE "$2 [0-9]+" "$1" | awk '{s += $2} END {print s + 0}'
 }
+# distinct CXL host ids that the ranks got from the pool (cxl-stats lines)
+host_ids() { grep -oE 'cxl-stats: .* host [0-9]+' "$1" | awk '{print $NF}' | sort -u | wc -l; }
 
 root=0
 [ "$(id -u)" = 0 ] && root=1
@@ -87,6 +90,7 @@ for r in $runs; do
 	if [ "$t" = cxl ]; then
 		sent=$(stat_field "$out" bytes)
 		check "[ $sent -gt 33554432 ]" "$tag: the pool counters show only $sent bytes sent"
+		check "[ \$(host_ids '$out') = 2 ]" "$tag: the two emulated hosts did not get distinct CXL host ids from the pool"
 	fi
 done
 
@@ -94,6 +98,7 @@ done
 run_one mpich cxl "$PINGPONG" --no-netns
 check "grep -q 'no network namespaces' '$out'" "fallback: cxlrun did not say it emulates the hosts in one namespace"
 check "[ \$(stat_field '$out' bytes) -gt 33554432 ]" "fallback: no traffic in the pool counters"
+check "[ \$(host_ids '$out') = 2 ]" "fallback: the two emulated hosts did not get distinct CXL host ids"
 
 # runs left in this CXLRUN_DIR, namespaces, links and pools of run $1
 leftovers() {

@@ -62,7 +62,7 @@
 #     MPITEST_CLEANUP=0 (keep the built programs),
 #     -mpiexec=tests/conformance/mpiexec_wrap.sh (a fresh /dev/shm pool per
 #     test for cxl, the transport's environment, a timeout(1) backstop) and
-#     MPITEST_PROGRAM_WRAPPER=tests/mpi/hostwrap.sh (distinct CXL_HOST_ID).
+#     MPITEST_PROGRAM_WRAPPER=tests/mpi/hostwrap.sh (a distinct CXL_HOST_KEY).
 #     A test passes if it exits 0 and prints only "No Errors" (runtests'
 #     rule: any other output, e.g. a provider warning, fails it).
 #

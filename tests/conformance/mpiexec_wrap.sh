@@ -12,7 +12,7 @@
 #   CONF_MODE       coherent | flush | emulated (cxl only)
 #   CONF_MPIEXEC    the flavor's mpiexec / mpirun
 #   CONF_PROVDIR    directory of libcxl-fi.so (cxl only)
-#   CONF_HOSTS      emulated hosts: rank r gets CXL_HOST_ID = r % CONF_HOSTS
+#   CONF_HOSTS      emulated hosts: rank r is host testhost-(r % CONF_HOSTS) (CXL_HOST_KEY)
 #                   (tests/mpi/hostwrap.sh, which runtests puts before the
 #                   program through MPITEST_PROGRAM_WRAPPER)
 set -u

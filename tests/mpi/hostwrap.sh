@@ -1,8 +1,10 @@
 #!/bin/sh
-# Put MPI rank r on emulated host r % CXL_TEST_HOSTS (distinct CXL_HOST_ID,
-# the no-root emulation of several hosts on one pool), then run the program.
+# Put MPI rank r on emulated host r % CXL_TEST_HOSTS (a distinct identity,
+# CXL_HOST_KEY, the no-root emulation of several hosts on one pool; each
+# host then gets its id from the pool), then run the program.
 # Hydra exports PMI_RANK; Open MPI exports OMPI_COMM_WORLD_RANK.
 r=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
-CXL_HOST_ID=$((r % ${CXL_TEST_HOSTS:-1}))
-export CXL_HOST_ID
+unset CXL_HOST_ID
+CXL_HOST_KEY=testhost-$((r % ${CXL_TEST_HOSTS:-1}))
+export CXL_HOST_KEY
 exec "$@"

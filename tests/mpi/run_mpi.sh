@@ -2,7 +2,8 @@
 # Run an MPI program over the cxl provider on a private pool, with MPICH
 # (hydra's mpiexec, ch4:ofi) or Open MPI (mpirun, pml cm + mtl ofi).
 #   run_mpi.sh mpich|ompi MPIEXEC PROVIDER_DIR MODE RANKS HOSTS PROGRAM [ARGS...]
-# Ranks go to HOSTS emulated hosts (CXL_HOST_ID = rank % HOSTS). The run is
+# Ranks go to HOSTS emulated hosts (CXL_HOST_KEY = testhost-(rank % HOSTS),
+# ids from the pool). The run is
 # bounded (CXL_MPI_TIMEOUT, 300 s) and its pool is removed afterwards.
 # CXL_MPI_LIB, if set, is preloaded into every rank (libcxlmpi).
 set -u
