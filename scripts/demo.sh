@@ -14,13 +14,17 @@
 #   4. MPI one-sided across the same 2 hosts: pool windows through
 #      libcxlmpi (origin copies, pool flags and locks) next to the MPI
 #      library's RMA over the cxl provider and over tcp, with coherence
-#      operations per operation.
-# Results (tables, CSV, plots) go to results/. QUICK=1 makes 1. and 2.
-# shorter. Without root, cxlrun emulates the hosts in one namespace and
-# says so.
+#      operations per operation;
+#   5. STREAM with each array in DRAM, in the pool or interleaved, per
+#      coherence mode (cxlbench stream), and STREAM-PMem, volatile next to
+#      persistent arrays (cxlbench pmem: libpmemobj and the pool), with
+#      bar charts (docs/characterization.md).
+# Results (tables, CSV, plots) go to results/. QUICK=1 makes 1., 2. and
+# 5. shorter (5. in under 30 s: 16 MiB arrays, two modes). Without root,
+# cxlrun emulates the hosts in one namespace and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-step() { printf '\n==== [%s/4] %s\n' "$1" "$2"; }
+step() { printf '\n==== [%s/5] %s\n' "$1" "$2"; }
 scripts/setup.sh
 echo "demo: building (release)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -39,5 +43,14 @@ step 3 "MPI across 2 emulated hosts: cxl (pool) and tcp (veth), next to MPICH sh
 step 4 "MPI one-sided across 2 emulated hosts: pool windows (libcxlmpi), the MPI library's RMA over cxl, and over tcp"
 .venv/bin/python bench/compare_rma.py --tests put_lat,get_lat,put_bw,get_bw \
 	--iters 300 --summary --out results/rma | tee results/mpi_rma.txt
+step 5 "STREAM placements (DRAM / pool / interleaved) and STREAM-PMem (volatile vs persistent)"
+stream_modes=coherent,flush,uncached,emulated
+[ -n "${QUICK:-}" ] && stream_modes=coherent,flush
+build/tools/cxlbench stream ${QUICK:+--quick} --mode "$stream_modes" \
+	--csv results/stream.csv | tee results/stream.txt
+build/tools/cxlbench pmem ${QUICK:+--quick} --mode flush \
+	--csv results/stream_pmem.csv | tee results/stream_pmem.txt
+.venv/bin/python bench/plot_stream.py results/stream.csv --out results/stream
+.venv/bin/python bench/plot_stream.py results/stream_pmem.csv --out results/stream
 echo
-echo "demo: results in $(pwd)/results/ (cxlbench, ring_bench, mpi/ and rma/: CSV and the PNG plots above)"
+echo "demo: results in $(pwd)/results/ (cxlbench, ring_bench, mpi/, rma/ and stream/: CSV and the PNG plots above)"

@@ -24,6 +24,7 @@ APT_PINS=(
 	"autoconf 2.71"     # autogen.sh: tests/conformance/fabtests.sh
 	"automake 1:1.16.5"
 	"libtool 2.4.7"
+	"libpmemobj-dev 1.12.1" # cxlbench pmem: PMDK's libpmemobj (STREAM-PMem)
 )
 
 # Version of an installed package, or nothing. Never fails: under

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cxlbench.h"
+#include "cxlbench_stream.h"
 
 volatile sig_atomic_t bench_interrupted;
 
@@ -89,6 +90,10 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cxlbench [options]\n"
+		"       cxlbench stream [options]   STREAM with the arrays in DRAM,\n"
+		"                                   the pool, or interleaved\n"
+		"       cxlbench pmem [options]     STREAM-PMem: persistent arrays\n"
+		"                                   (libpmemobj and the pool)\n"
 		"\n"
 		"Measure a cxlshm pool in each coherence mode: write+flush and\n"
 		"read+invalidate latency (64 B..128 KiB), pointer-chase load latency,\n"
@@ -105,7 +110,8 @@ static void usage(FILE *f)
 		"  --quick         fewer and smaller iterations (a few seconds)\n"
 		"  --threads N     most threads of the bandwidth sweep (default: the\n"
 		"                  online CPUs)\n"
-		"  --help          this text\n"
+		"  --help          this text ('cxlbench stream --help' and\n"
+		"                  'cxlbench pmem --help' for the subcommands)\n"
 		"\n"
 		"Flush mode runs once per flush instruction of this CPU (clflushopt,\n"
 		"clwb, clflush) unless CXL_FLUSH_INSN names one. Other CXL_* variables\n"
@@ -141,7 +147,7 @@ static void lib_err(const char *what, int rc)
 
 /* ---- options ----------------------------------------------------------- */
 
-static int parse_modes(const char *arg, unsigned *mask)
+int bench_parse_modes(const char *arg, unsigned *mask)
 {
 	const char *s = arg;
 
@@ -248,7 +254,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 				return 2;
 			break;
 		case 'm':
-			if (parse_modes(optarg, &a->modes))
+			if (bench_parse_modes(optarg, &a->modes))
 				return 2;
 			break;
 		case 'c':
@@ -349,11 +355,11 @@ static const char *insn_label(const struct run *r)
 
 /* ---- measuring --------------------------------------------------------- */
 
-static void print_machine(const struct args *a, const struct cxl_pool_opts *o,
-			  const struct cxl_cpu_features *f)
+void bench_print_host(void)
 {
-	char host[64] = "?", model[128] = "unknown CPU", line[256], sz[32];
+	char host[64] = "?", model[128] = "unknown CPU", line[256];
 	FILE *ci = fopen("/proc/cpuinfo", "r");
+	struct cxl_cpu_features f;
 
 	gethostname(host, sizeof(host) - 1);
 	while (ci && fgets(line, sizeof(line), ci)) {
@@ -368,12 +374,20 @@ static void print_machine(const struct args *a, const struct cxl_pool_opts *o,
 	}
 	if (ci)
 		fclose(ci);
+	cxl_cpu_features_get(&f);
 	printf("cxlbench: host %s, %s, %ld online CPUs, flush instructions:"
 	       "%s%s%s%s\n",
 	       host, model, sysconf(_SC_NPROCESSORS_ONLN),
-	       f->clflushopt ? " clflushopt" : "", f->clwb ? " clwb" : "",
-	       f->clflush ? " clflush" : "",
-	       f->clflushopt || f->clwb || f->clflush ? "" : " none");
+	       f.clflushopt ? " clflushopt" : "", f.clwb ? " clwb" : "",
+	       f.clflush ? " clflush" : "",
+	       f.clflushopt || f.clwb || f.clflush ? "" : " none");
+}
+
+static void print_machine(const struct args *a, const struct cxl_pool_opts *o)
+{
+	char sz[32];
+
+	bench_print_host();
 	bench_fmt_size(o->size, sz, sizeof(sz));
 	printf("cxlbench: pool %s (%s%s), job %s, %s run; dram rows: memcpy "
 	       "and loads on local DRAM\n",
@@ -555,6 +569,14 @@ int main(int argc, char **argv)
 	size_t nruns;
 	int rc, done, status = 1;
 
+	if (argc > 1 && !strcmp(argv[1], "stream")) {
+		catch_signals();
+		return cxlbench_stream_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && !strcmp(argv[1], "pmem")) {
+		catch_signals();
+		return cxlbench_pmem_main(argc - 1, argv + 1);
+	}
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc == 1 ? 0 : 2;
 	catch_signals();
@@ -568,7 +590,7 @@ int main(int argc, char **argv)
 		goto out;
 	cxl_cpu_features_get(&f);
 	nruns = plan_runs(&a, &bx.opts, &f, runs);
-	print_machine(&a, &bx.opts, &f);
+	print_machine(&a, &bx.opts);
 	fflush(stdout);
 
 	done = run_all(&bx, runs, nruns);

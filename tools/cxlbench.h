@@ -6,6 +6,7 @@
  *   cxlbench.c         options, pool attachments, the run loop
  *   cxlbench_run.c     the measurements
  *   cxlbench_report.c  results: CSV rows and the tables on stdout
+ * and the subcommands 'stream' and 'pmem' (cxlbench_stream.h).
  */
 #ifndef CXLBENCH_H
 #define CXLBENCH_H
@@ -69,6 +70,10 @@ struct bench_results {
 	size_t n, cap;
 	FILE *csv; /* NULL without --csv */
 };
+
+/* cxlbench.c */
+int bench_parse_modes(const char *arg, unsigned *mask);
+void bench_print_host(void); /* host, CPU model, CPUs, flush instructions */
 
 /* cxlbench_run.c */
 uint64_t bench_obj_bytes(const struct bench_plan *pl);

@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cxlbench stream: STREAM with each of the arrays a, b and c in local
+ * DRAM or in the pool (the 8 placements DDD .. PPP), and with all three
+ * page-interleaved over both at several DRAM:pool ratios, in each
+ * coherence mode. Every kernel is one step that another host could
+ * follow: its pool-resident inputs are invalidated before it reads them,
+ * its pool-resident result is written back and fenced after it.
+ *
+ * --advise measures the single-array moves only (DDD, PDD, DPD, DDP) and
+ * ranks the arrays by their measured cost in the pool.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cxlbench_stream.h"
+#include "stream_place.h"
+
+#define QUICK_NTIMES 5
+#define ADVISE_ROUNDS 3
+#define MIN_TMP_POOL (256ull << 20)
+#define TMP_CAPACITY 4096u
+
+void pmem_usage(FILE *f);
+
+static void stream_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cxlbench stream [options]\n"
+		"\n"
+		"STREAM (Copy c = a, Scale b = s*c, Add c = a + b, Triad a = b + "
+		"s*c;\n"
+		"McCalpin's rules: arrays of doubles of at least 4x the last-level\n"
+		"cache, best of NTIMES with the first iteration excluded, STREAM's\n"
+		"validation and byte counts) with each array in local DRAM (D) or\n"
+		"in the pool (P): the 8 placements a/b/c = DDD .. PPP, and all three\n"
+		"arrays page-interleaved DRAM:pool (I3:1 ...). In every coherence\n"
+		"mode each kernel invalidates its pool-resident inputs first and\n"
+		"writes back + fences its pool-resident result after (uncached:\n"
+		"streaming stores + fence), so another host could read every step;\n"
+		"those operations are counted per kernel. Prints a table per mode,\n"
+		"the winner per kernel explained by the bytes each placement moves\n"
+		"to and from the pool, and DRAM-only / pool-only ratios.\n"
+		"\n"
+		"  --pool PATH     pool to use (default: CXL_POOL, else a temporary\n"
+		"                  pool in /dev/shm sized for the arrays, removed at\n"
+		"                  exit)\n"
+		"  --size SIZE     size of a pool cxlbench creates, e.g. 1G\n"
+		"  --mode LIST     coherent, flush, uncached, emulated, or a comma\n"
+		"                  list (default: CXL_COHERENCE if set, else all\n"
+		"                  four; with --advise: the pool's default mode)\n"
+		"  --csv FILE      one row per mode, placement and kernel\n"
+		"  --n ELEMS       doubles per array (default: 4x the last-level\n"
+		"                  cache, STREAM's rule)\n"
+		"  --ntimes K      iterations, >= 2 (default %u; --quick: %u)\n"
+		"  --quick         %llu MiB arrays and %u iterations: seconds, but\n"
+		"                  breaks STREAM's 4x rule (said in the output)\n"
+		"  --ratios LIST   DRAM:pool page ratios of the interleaved rows\n"
+		"                  (default 3:1,1:1,1:3; 'none' for no such rows)\n"
+		"  --advise        measure DDD and each array alone in the pool\n"
+		"                  (3 passes, best of each), and print which array\n"
+		"                  to put in the pool first\n"
+		"  --omit-flush    testing only: skip the write-back after each\n"
+		"                  kernel; the emulated mode must then fail\n"
+		"                  validation (exit status 1)\n"
+		"  --help          this text\n"
+		"\n"
+		"Interleaving is at 4 KiB pages (2 MiB on devdax and hugetlbfs),\n"
+		"coarser when vm.max_map_count is too low for it (said in the\n"
+		"output). Exit status: 0 when every run validates, 1 otherwise.\n",
+		STREAM_NTIMES, QUICK_NTIMES,
+		(unsigned long long)(STREAM_QUICK_ELEMS * sizeof(double) >> 20),
+		QUICK_NTIMES);
+}
+
+/* ---- options (shared with cxlbench pmem) ------------------------------- */
+
+static int bad_value(const char *cmd, const char *opt, const char *arg,
+		     const char *fix)
+{
+	fprintf(stderr, "cxlbench %s: %s '%s' is invalid; %s\n", cmd, opt, arg,
+		fix);
+	return 2;
+}
+
+static int parse_u64(const char *arg, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	if (*arg < '0' || *arg > '9')
+		return -1;
+	*out = strtoull(arg, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+static int parse_ratios(const char *arg, struct stream_args *a)
+{
+	const char *s = arg;
+
+	a->nratios = 0;
+	if (!strcmp(arg, "none"))
+		return 0;
+	while (*s) {
+		unsigned d, p;
+		int used = 0;
+
+		if (a->nratios == STREAM_MAX_RATIOS ||
+		    sscanf(s, "%u:%u%n", &d, &p, &used) != 2 || !d || !p ||
+		    d > 64 || p > 64 || (s[used] && s[used] != ','))
+			return -1;
+		a->ratios[a->nratios][0] = d;
+		a->ratios[a->nratios][1] = p;
+		a->nratios++;
+		s += used;
+		s += *s == ',';
+	}
+	return a->nratios ? 0 : -1;
+}
+
+int stream_parse_args(int argc, char **argv, struct stream_args *a)
+{
+	static const struct option longopts[] = {
+		{ "pool", required_argument, NULL, 'p' },
+		{ "size", required_argument, NULL, 's' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "n", required_argument, NULL, 'n' },
+		{ "ntimes", required_argument, NULL, 'k' },
+		{ "ratios", required_argument, NULL, 'r' },
+		{ "advise", no_argument, NULL, 'a' },
+		{ "omit-flush", no_argument, NULL, 'o' },
+		{ "pmem-file", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = a->cmd;
+	bool stream = !strcmp(cmd, "stream");
+	char prog[32];
+	uint64_t v;
+	int c;
+
+	snprintf(prog, sizeof(prog), "cxlbench %s", cmd);
+	a->ratios[0][0] = 3, a->ratios[0][1] = 1;
+	a->ratios[1][0] = 1, a->ratios[1][1] = 1;
+	a->ratios[2][0] = 1, a->ratios[2][1] = 3;
+	a->nratios = 3;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			a->pool = optarg;
+			break;
+		case 's':
+			if (cxl_parse_size(optarg, &a->size) ||
+			    a->size < (16ull << 20) || a->size % (2u << 20))
+				return bad_value(cmd, "--size", optarg,
+						 "give a multiple of 2 MiB of "
+						 "at least 16M, e.g. 1G");
+			break;
+		case 'm':
+			if (bench_parse_modes(optarg, &a->modes))
+				return 2;
+			break;
+		case 'c':
+			a->csv = optarg;
+			break;
+		case 'q':
+			a->quick = true;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &v) || v < 1024 ||
+			    v > (1ull << 34))
+				return bad_value(cmd, "--n", optarg,
+						 "give the doubles per array, "
+						 "from 1024 to 2^34");
+			a->n = v;
+			break;
+		case 'k':
+			if (parse_u64(optarg, &v) || v < 2 || v > 1000)
+				return bad_value(cmd, "--ntimes", optarg,
+						 "give 2 to 1000 iterations "
+						 "(the first is excluded)");
+			a->ntimes = (unsigned)v;
+			break;
+		case 'r':
+			if (!stream || parse_ratios(optarg, a))
+				return stream ? bad_value(cmd, "--ratios",
+							  optarg,
+							  "give DRAM:pool "
+							  "pairs of 1..64, "
+							  "e.g. 3:1,1:1,1:3, "
+							  "or none")
+					      : tool_usage_error(
+							prog, c,
+							argv[optind - 1]);
+			break;
+		case 'a':
+			if (!stream)
+				return tool_usage_error(prog, c,
+							argv[optind - 1]);
+			a->advise = true;
+			break;
+		case 'o':
+			a->omit_flush = true;
+			break;
+		case 'f':
+			if (stream)
+				return tool_usage_error(prog, c,
+							argv[optind - 1]);
+			a->pmem_file = optarg;
+			break;
+		case 'h':
+			if (stream)
+				stream_usage(stdout);
+			else
+				pmem_usage(stdout);
+			return 1;
+		default:
+			return tool_usage_error(prog, c, argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return tool_usage_error(prog, 0, argv[optind]);
+	if (!a->ntimes)
+		a->ntimes = a->quick ? QUICK_NTIMES : STREAM_NTIMES;
+	return 0;
+}
+
+/* STREAM's rule, said out loud: each array at least 4x the LLC. */
+size_t stream_pick_n(const struct stream_args *a)
+{
+	uint64_t llc = stream_llc_bytes(), rule, n;
+	bool sysfs = llc != 0;
+	char l[32], r[32], got[32];
+
+	if (!sysfs)
+		llc = STREAM_LLC_DEFAULT;
+	rule = (4 * llc / sizeof(double) + 511) / 512 * 512;
+	n = a->n ? a->n : a->quick ? STREAM_QUICK_ELEMS : rule;
+	bench_fmt_size(llc, l, sizeof(l));
+	bench_fmt_size(rule * sizeof(double), r, sizeof(r));
+	snprintf(got, sizeof(got), "%.1f MiB",
+		 (double)(n * sizeof(double)) / (1 << 20));
+	printf("cxlbench %s: last-level cache %s (%s); STREAM's rule: each "
+	       "array >= 4 x LLC = %s (%llu doubles)\n",
+	       a->cmd, l,
+	       sysfs ? "sysfs, cpu0 level 3" : "not in sysfs: assumed", r,
+	       (unsigned long long)rule);
+	if (n >= rule)
+		printf("cxlbench %s: arrays of %llu doubles (%s each), %u "
+		       "iterations, best of the last %u\n",
+		       a->cmd, (unsigned long long)n, got, a->ntimes,
+		       a->ntimes - 1);
+	else
+		printf("cxlbench %s: arrays of %llu doubles (%s each), %u "
+		       "iterations: %s BREAKS STREAM's 4x rule, partly "
+		       "cache-resident; drop %s for real numbers\n",
+		       a->cmd, (unsigned long long)n, got, a->ntimes,
+		       a->n ? "--n" : "--quick", a->n ? "--n" : "--quick");
+	return (size_t)n;
+}
+
+/* A temporary pool big enough for three arrays of n doubles. */
+int stream_setup_pool(const struct stream_args *a, struct cxl_pool_opts *o,
+		      char *tmp_dir, size_t cap, size_t n)
+{
+	uint64_t block = 2u << 20, want;
+	char prog[32];
+
+	snprintf(prog, sizeof(prog), "cxlbench-%s", a->cmd);
+	if (tool_pool_opts(prog, a->pool, o, tmp_dir, cap))
+		return -1;
+	/* Buddy blocks are powers of two: four of them hold three arrays
+	 * and the metadata. */
+	while (block < n * sizeof(double))
+		block *= 2;
+	want = 8 * block;
+	if (want < MIN_TMP_POOL)
+		want = MIN_TMP_POOL;
+	if (tmp_dir[0] && !getenv("CXL_POOL_SIZE"))
+		o->size = want;
+	if (tmp_dir[0] && !getenv("CXL_ARENA_CAPACITY"))
+		o->capacity = TMP_CAPACITY;
+	if (a->size)
+		o->size = a->size;
+	return 0;
+}
+
+unsigned stream_default_modes(const struct cxl_pool_opts *o)
+{
+	return o->mode_set ? 1u << o->mode : 0xfu;
+}
+
+int stream_attach(const struct cxl_pool_opts *base, enum cxl_coh_mode m,
+		  bool mode_set, cxl_pool **p, char *label, size_t cap)
+{
+	struct cxl_pool_opts o = *base;
+	enum cxl_coh_mode got;
+	int rc;
+
+	if (mode_set) {
+		o.mode = m;
+		o.mode_set = 1;
+	}
+	rc = cxl_pool_attach(&o, p);
+	if (rc == CXL_ENOTSUP) {
+		printf("cxlbench: skipping mode %s: %s\n", cxl_coh_mode_name(m),
+		       cxl_errmsg());
+		return 1;
+	}
+	if (rc) {
+		fprintf(stderr, "cxlbench: cannot attach the pool %s: %s\n",
+			o.path, cxl_errmsg());
+		return -1;
+	}
+	got = cxl_pool_mode(*p);
+	if (got == CXL_COH_FLUSH || got == CXL_COH_UNCACHED)
+		snprintf(label, cap, "%s/%s", cxl_coh_mode_name(got),
+			 cxl_flush_insn_name(cxl_pool_flush_insn(*p)));
+	else
+		snprintf(label, cap, "%s", cxl_coh_mode_name(got));
+	return 0;
+}
+
+/* ---- one kernel as a step another host could follow --------------------- */
+
+struct step_ctx {
+	cxl_pool *pool;
+	const struct stream_layout *l;
+	size_t n;
+	bool nt;	 /* uncached mode: stream the pool part of the result */
+	bool omit_flush; /* fault injection */
+};
+
+/* The written array's DRAM gaps with ordinary stores, its pool runs with
+ * streaming stores. */
+static void kernel_nt(const struct step_ctx *x, enum stream_kernel k)
+{
+	const struct stream_layout *l = x->l;
+	unsigned w = stream_kwrites[k];
+	size_t at = 0;
+
+	for (size_t s = 0; s < l->nseg[w]; s++) {
+		const struct stream_seg *g = &l->seg[w][s];
+
+		if (g->first > at)
+			stream_kernel(k, l->v[0], l->v[1], l->v[2], at,
+				      g->first - at, false);
+		stream_kernel(k, l->v[0], l->v[1], l->v[2], g->first, g->count,
+			      true);
+		at = g->first + g->count;
+	}
+	if (at < x->n)
+		stream_kernel(k, l->v[0], l->v[1], l->v[2], at, x->n - at,
+			      false);
+}
+
+static void stream_step(void *arg, enum stream_kernel k)
+{
+	const struct step_ctx *x = arg;
+	const struct stream_layout *l = x->l;
+	unsigned w = stream_kwrites[k];
+	bool pool_io = l->nseg[w] > 0;
+
+	/* Observe, invalidate, read: a pool-resident input may have been
+	 * written by another host since this one cached it (coherent mode:
+	 * an acquire fence only). Our own results were written back after
+	 * the kernel that wrote them, so no unflushed line is dropped. */
+	for (int i = 0; i < ARR_N; i++)
+		if ((stream_kreads[k] & (1u << i)) && l->nseg[i]) {
+			stream_layout_inval(x->pool, l, i);
+			pool_io = true;
+		}
+	if (x->nt && l->nseg[w])
+		kernel_nt(x, k);
+	else
+		stream_kernel(k, l->v[0], l->v[1], l->v[2], 0, x->n, false);
+	/* Write, write back, fence: the result is in the pool before
+	 * anything this host publishes next. Streaming stores leave no
+	 * dirty line, so the uncached mode needs the fence only. */
+	if (l->nseg[w] && !x->nt && !x->omit_flush)
+		stream_layout_flush(x->pool, l, w);
+	if (pool_io)
+		cxl_wfence(x->pool);
+}
+
+/*
+ * After the untimed writes: write back every pool-resident array, as the
+ * kernels do. Before the validation: invalidate them, so that it reads
+ * what another host would (the emulated mode loses what was not written
+ * back, and the validation fails).
+ */
+static void stream_sync(void *arg, bool before_check)
+{
+	const struct step_ctx *x = arg;
+
+	for (int i = 0; i < ARR_N; i++) {
+		if (!x->l->nseg[i])
+			continue;
+		if (before_check)
+			stream_layout_inval(x->pool, x->l, i);
+		else if (!x->omit_flush)
+			stream_layout_flush(x->pool, x->l, i);
+	}
+	cxl_wfence(x->pool);
+}
+
+/* ---- placements -------------------------------------------------------- */
+
+struct placement {
+	char where[ARR_N];
+	unsigned rd, rp;
+};
+
+static size_t plan_placements(const struct stream_args *a, struct placement *pl)
+{
+	static const char *const single[] = { "DDD", "PDD", "DPD", "DDP" };
+	size_t n = 0;
+
+	if (a->advise) {
+		for (size_t i = 0; i < 4; i++)
+			memcpy(pl[n++].where, single[i], ARR_N);
+		return n;
+	}
+	/* a/b/c as bits, P = 1: DDD, DDP, DPD, DPP, PDD, PDP, PPD, PPP */
+	for (unsigned m = 0; m < 8; m++, n++)
+		for (int i = 0; i < ARR_N; i++)
+			pl[n].where[i] = m & (4u >> i) ? 'P' : 'D';
+	for (unsigned r = 0; r < a->nratios; r++, n++) {
+		memcpy(pl[n].where, "III", ARR_N);
+		pl[n].rd = a->ratios[r][0];
+		pl[n].rp = a->ratios[r][1];
+	}
+	return n;
+}
+
+static int run_placement(struct stream_mem *m, const struct placement *pl,
+			 const struct stream_args *a, const char *label,
+			 struct stream_rows *rows, bool *valid)
+{
+	struct stream_row row = { 0 };
+	struct stream_layout l;
+	struct step_ctx x = {
+		.pool = m->pool,
+		.l = &l,
+		.n = m->n,
+		.nt = cxl_pool_mode(m->pool) == CXL_COH_UNCACHED,
+		.omit_flush = a->omit_flush,
+	};
+	struct stream_job j = {
+		.n = m->n,
+		.ntimes = a->ntimes,
+		.step = stream_step,
+		.sync = stream_sync,
+		.arg = &x,
+	};
+	uint64_t gran = m->gran;
+	char note[256], prefix[64], g[32];
+
+	snprintf(row.mode, sizeof(row.mode), "%s", label);
+	if (pl->where[0] == 'I') {
+		gran = stream_ileave_gran(m, pl->rd, pl->rp, note,
+					  sizeof(note));
+		if (note[0])
+			printf("cxlbench: note: %s\n", note);
+		snprintf(row.place, sizeof(row.place), "I%u:%u", pl->rd,
+			 pl->rp);
+	} else {
+		memcpy(row.place, pl->where, ARR_N);
+	}
+	if (stream_layout_set(m, &l, pl->where, pl->rd, pl->rp, gran))
+		return -1;
+	j.a = l.v[0], j.b = l.v[1], j.c = l.v[2];
+	snprintf(prefix, sizeof(prefix), "cxlbench: %s %s: ", label, row.place);
+	j.label = prefix;
+	stream_run(&j, &row.st, stdout);
+	if (stream_layout_clear(m, &l))
+		return -1;
+
+	memcpy(row.where, pl->where, ARR_N);
+	row.rd = pl->rd, row.rp = pl->rp, row.gran = gran;
+	memcpy(row.frac, l.frac, sizeof(row.frac));
+	row.nt_pool = x.nt;
+	row.n = m->n;
+	row.ntimes = a->ntimes;
+	for (int k = 0; k < K_N; k++)
+		row.mbs[k] = stream_mbs(k, m->n, row.st.min_s[k]);
+	printf("%sCopy %.0f, Scale %.0f, Add %.0f, Triad %.0f MB/s%s%s\n",
+	       prefix, row.mbs[0], row.mbs[1], row.mbs[2], row.mbs[3],
+	       pl->where[0] == 'I' ? ", pages of " : "",
+	       pl->where[0] == 'I' ? bench_fmt_size(gran, g, sizeof(g)) : "");
+	fflush(stdout);
+	*valid = *valid && row.st.valid;
+	return stream_rows_add(rows, &row);
+}
+
+static int run_mode(const struct cxl_pool_opts *o, enum cxl_coh_mode mode,
+		    bool mode_set, const struct stream_args *a, size_t n,
+		    struct stream_rows *rows, bool *valid)
+{
+	struct placement pl[8 + STREAM_MAX_RATIOS];
+	size_t npl = plan_placements(a, pl);
+	struct stream_mem m;
+	char label[32], prefix[32], sz[32], osz[32];
+	cxl_pool *p;
+	int rc, ret = 0;
+
+	rc = stream_attach(o, mode, mode_set, &p, label, sizeof(label));
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	snprintf(prefix, sizeof(prefix), "stream-%d", (int)getpid());
+	if (stream_mem_init(&m, p, n, prefix)) {
+		cxl_pool_detach(p);
+		return -1;
+	}
+	printf("\ncxlbench: mode %s: pool %s (%s), 3 objects of %s; "
+	       "interleaving at %s pages\n",
+	       label, cxl_pool_path(p),
+	       bench_fmt_size(cxl_pool_size(p), sz, sizeof(sz)),
+	       bench_fmt_size(m.bytes, osz, sizeof(osz)),
+	       m.gran >= (2u << 20) ? "2 MiB (devdax/hugetlbfs)" : "4 KiB");
+	fflush(stdout);
+	/* --advise compares small differences: three passes round-robin,
+	 * the best of each placement kept (rows->merge). */
+	for (int r = 0; r < (a->advise ? ADVISE_ROUNDS : 1); r++)
+		for (size_t i = 0; i < npl && !bench_interrupted && !ret; i++)
+			ret = run_placement(&m, &pl[i], a, label, rows, valid);
+	if (stream_mem_fini(&m))
+		ret = -1;
+	if (cxl_pool_detach(p)) {
+		fprintf(stderr, "cxlbench: cannot detach the pool: %s\n",
+			cxl_errmsg());
+		ret = -1;
+	}
+	return ret;
+}
+
+int cxlbench_stream_main(int argc, char **argv)
+{
+	struct stream_args a = { .cmd = "stream" };
+	struct stream_rows rows = { 0 };
+	struct cxl_pool_opts o;
+	char tmp_dir[128] = "";
+	bool valid = true;
+	int rc, status = 1;
+	unsigned modes;
+	size_t n;
+
+	if ((rc = stream_parse_args(argc, argv, &a)))
+		return rc == 1 ? 0 : 2;
+	bench_print_host();
+	n = stream_pick_n(&a);
+	if (stream_setup_pool(&a, &o, tmp_dir, sizeof(tmp_dir), n))
+		goto out;
+	if (a.csv && stream_csv_open(&rows, a.csv))
+		goto out;
+	if (a.omit_flush)
+		printf("cxlbench stream: --omit-flush: results are NOT written "
+		       "back (fault injection)\n");
+	modes = a.modes ? a.modes : stream_default_modes(&o);
+	rows.merge = a.advise;
+	if (a.advise && !a.modes) {
+		/* the mode this pool attaches in by default */
+		if (run_mode(&o, 0, false, &a, n, &rows, &valid))
+			goto out;
+	} else {
+		for (int m = CXL_COH_COHERENT; m <= CXL_COH_EMULATED; m++)
+			if ((modes & (1u << m)) && !bench_interrupted &&
+			    run_mode(&o, m, true, &a, n, &rows, &valid))
+				goto out;
+	}
+	if (!rows.n) {
+		fprintf(stderr, "cxlbench stream: nothing was measured (see "
+				"above); pick another --mode\n");
+		goto out;
+	}
+	if (a.advise)
+		stream_print_advice(&rows);
+	else
+		stream_print_placements(&rows);
+	status = valid ? 0 : 1;
+	if (!valid)
+		printf("\ncxlbench stream: VALIDATION FAILED (see 'Failed "
+		       "Validation' above)\n");
+out:
+	if (stream_csv_close(&rows, a.csv))
+		status = 1;
+	else if (a.csv && rows.n)
+		printf("\ncxlbench stream: results written to %s\n", a.csv);
+	stream_rows_free(&rows);
+	tool_tmp_pool_remove("cxlbench", tmp_dir);
+	if (bench_interrupted)
+		return 128 + bench_interrupted;
+	return status;
+}
