@@ -25,6 +25,11 @@ APT_PINS=(
 	"automake 1:1.16.5"
 	"libtool 2.4.7"
 	"libpmemobj-dev 1.12.1" # cxlbench pmem: PMDK's libpmemobj (STREAM-PMem)
+	# tools/cxlvm: QEMU guests that share one DAX device
+	"qemu-system-x86 1:7.2"     # qemu-system-x86_64 (+ qboot, PVH boot)
+	"linux-image-amd64 6.1."    # the guests' kernel and its modules
+	"busybox-static 1:1.35.0"   # the guests' initramfs
+	"ndctl 76.1"                # devdax namespace inside the guests
 )
 
 # Version of an installed package, or nothing. Never fails: under

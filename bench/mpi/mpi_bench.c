@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 {
 	size_t max = 8u << 20;
 	const char *test;
-	int quick = 0;
+	int quick = 0, iters = 0;
 	char *sbuf, *rbuf;
 	size_t rlen;
 
@@ -138,7 +138,8 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		if (!rank)
 			fprintf(stderr, "usage: mpi_bench latency|bw|bibw|mbw|"
-					"allreduce [--max BYTES] [--quick]\n");
+					"allreduce [--max BYTES] [--quick] "
+					"[--iters N]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	test = argv[1];
@@ -147,6 +148,8 @@ int main(int argc, char **argv)
 			max = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			iters = atoi(argv[++i]); /* every size: slow links */
 	}
 	if (size < 2) {
 		if (!rank)
@@ -166,7 +169,7 @@ int main(int argc, char **argv)
 	memset(sbuf, 0, max);
 	memset(rbuf, 0, rlen);
 	for (size_t n = strcmp(test, "allreduce") ? 1 : 8; n <= max; n *= 2) {
-		int it = iters_for(n, quick);
+		int it = iters > 0 ? iters : iters_for(n, quick);
 		double v = 0;
 		const char *unit = "MB/s";
 
