@@ -13,7 +13,11 @@
 #        every test of tests/conformance/mpich_expected_pass.txt in those
 #        directories must pass
 #      CONFORMANCE=0 skips them (they take about 12 minutes here)
-#   6. clang-format check
+#   6. two QEMU guests sharing one /dev/dax (tools/cxlvm):
+#      tests/vm/test_cxlvm.sh --quick (pool, libcxlshm and MPICH across
+#      the guests' kernels); skipped with one line where guests cannot
+#      boot (no qemu, not root); VM=0 skips it
+#   7. clang-format check
 # Ends with one line "tests: N passed, N failed" (N counts ctest tests of
 # both builds, the fuzz run, each conformance suite and the format check);
 # exit 0 only if all pass.
@@ -119,6 +123,19 @@ if [ "${CONFORMANCE:-1}" != 0 ]; then
 		-t cxl -m coherent -n 4 \
 		-x tests/conformance/mpich_expected_pass.txt \
 		pt2pt topo attr datatype init group
+fi
+
+if [ "${VM:-1}" != 0 ]; then
+	stage "two guests sharing one /dev/dax (tools/cxlvm, quick)"
+	tests/vm/test_cxlvm.sh --quick build
+	case $? in
+	0) passed=$((passed + 1)) ;;
+	77) ;; # skipped: it said why
+	*)
+		echo "test.sh: tests/vm/test_cxlvm.sh failed (see above)" >&2
+		failed=$((failed + 1))
+		;;
+	esac
 fi
 
 stage "clang-format"
