@@ -94,6 +94,8 @@ static void usage(FILE *f)
 		"                                   the pool, or interleaved\n"
 		"       cxlbench pmem [options]     STREAM-PMem: persistent arrays\n"
 		"                                   (libpmemobj and the pool)\n"
+		"       cxlbench loaded [options]   latency under load (MLC's\n"
+		"                                   --loaded_latency), pool and DRAM\n"
 		"\n"
 		"Measure a cxlshm pool in each coherence mode: write+flush and\n"
 		"read+invalidate latency (64 B..128 KiB), pointer-chase load latency,\n"
@@ -572,6 +574,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "stream")) {
 		catch_signals();
 		return cxlbench_stream_main(argc - 1, argv + 1);
+	}
+	if (argc > 1 && !strcmp(argv[1], "loaded")) {
+		catch_signals();
+		return cxlbench_loaded_main(argc - 1, argv + 1);
 	}
 	if (argc > 1 && !strcmp(argv[1], "pmem")) {
 		catch_signals();

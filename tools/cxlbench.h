@@ -86,6 +86,9 @@ int bench_chase(const struct bench_plan *pl, const struct bench_target *t,
 int bench_bandwidth(const struct bench_plan *pl, const struct bench_target *t,
 		    const struct bench_scratch *s, struct bench_results *r);
 
+/* cxlbench_loaded.c: 'cxlbench loaded' */
+int cxlbench_loaded_main(int argc, char **argv);
+
 /* cxlbench_report.c */
 int bench_csv_open(struct bench_results *r, const char *path);
 int bench_csv_close(struct bench_results *r, const char *path);
