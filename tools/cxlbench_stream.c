@@ -58,11 +58,13 @@ static void stream_usage(FILE *f)
 		"  --ntimes K      iterations, >= 2 (default %u; --quick: %u)\n"
 		"  --quick         %llu MiB arrays and %u iterations: seconds, but\n"
 		"                  breaks STREAM's 4x rule (said in the output)\n"
+		"  --rounds R      passes over the placements, round-robin, best\n"
+		"                  of each kept: spreads what other jobs do to the\n"
+		"                  machine over all rows (default 1; --advise: %u)\n"
 		"  --ratios LIST   DRAM:pool page ratios of the interleaved rows\n"
 		"                  (default 3:1,1:1,1:3; 'none' for no such rows)\n"
-		"  --advise        measure DDD and each array alone in the pool\n"
-		"                  (3 passes, best of each), and print which array\n"
-		"                  to put in the pool first\n"
+		"  --advise        measure DDD and each array alone in the pool,\n"
+		"                  and print which array to put in the pool first\n"
 		"  --omit-flush    testing only: skip the write-back after each\n"
 		"                  kernel; the emulated mode must then fail\n"
 		"                  validation (exit status 1)\n"
@@ -73,7 +75,7 @@ static void stream_usage(FILE *f)
 		"output). Exit status: 0 when every run validates, 1 otherwise.\n",
 		STREAM_NTIMES, QUICK_NTIMES,
 		(unsigned long long)(STREAM_QUICK_ELEMS * sizeof(double) >> 20),
-		QUICK_NTIMES);
+		QUICK_NTIMES, ADVISE_ROUNDS);
 }
 
 /* ---- options (shared with cxlbench pmem) ------------------------------- */
@@ -132,6 +134,7 @@ int stream_parse_args(int argc, char **argv, struct stream_args *a)
 		{ "n", required_argument, NULL, 'n' },
 		{ "ntimes", required_argument, NULL, 'k' },
 		{ "ratios", required_argument, NULL, 'r' },
+		{ "rounds", required_argument, NULL, 'R' },
 		{ "advise", no_argument, NULL, 'a' },
 		{ "omit-flush", no_argument, NULL, 'o' },
 		{ "pmem-file", required_argument, NULL, 'f' },
@@ -200,6 +203,15 @@ int stream_parse_args(int argc, char **argv, struct stream_args *a)
 							prog, c,
 							argv[optind - 1]);
 			break;
+		case 'R':
+			if (!stream)
+				return tool_usage_error(prog, c,
+							argv[optind - 1]);
+			if (parse_u64(optarg, &v) || v < 1 || v > 100)
+				return bad_value(cmd, "--rounds", optarg,
+						 "give 1 to 100 passes");
+			a->rounds = (unsigned)v;
+			break;
 		case 'a':
 			if (!stream)
 				return tool_usage_error(prog, c,
@@ -229,6 +241,8 @@ int stream_parse_args(int argc, char **argv, struct stream_args *a)
 		return tool_usage_error(prog, 0, argv[optind]);
 	if (!a->ntimes)
 		a->ntimes = a->quick ? QUICK_NTIMES : STREAM_NTIMES;
+	if (!a->rounds)
+		a->rounds = a->advise ? ADVISE_ROUNDS : 1;
 	return 0;
 }
 
@@ -526,9 +540,10 @@ static int run_mode(const struct cxl_pool_opts *o, enum cxl_coh_mode mode,
 	       bench_fmt_size(m.bytes, osz, sizeof(osz)),
 	       m.gran >= (2u << 20) ? "2 MiB (devdax/hugetlbfs)" : "4 KiB");
 	fflush(stdout);
-	/* --advise compares small differences: three passes round-robin,
-	 * the best of each placement kept (rows->merge). */
-	for (int r = 0; r < (a->advise ? ADVISE_ROUNDS : 1); r++)
+	/* Passes round-robin, the best of each placement kept (rows->merge):
+	 * a busy spell of the machine then hits every row alike. --advise
+	 * compares small differences and makes three by default. */
+	for (unsigned r = 0; r < a->rounds; r++)
 		for (size_t i = 0; i < npl && !bench_interrupted && !ret; i++)
 			ret = run_placement(&m, &pl[i], a, label, rows, valid);
 	if (stream_mem_fini(&m))
@@ -564,7 +579,7 @@ int cxlbench_stream_main(int argc, char **argv)
 		printf("cxlbench stream: --omit-flush: results are NOT written "
 		       "back (fault injection)\n");
 	modes = a.modes ? a.modes : stream_default_modes(&o);
-	rows.merge = a.advise;
+	rows.merge = a.rounds > 1;
 	if (a.advise && !a.modes) {
 		/* the mode this pool attaches in by default */
 		if (run_mode(&o, 0, false, &a, n, &rows, &valid))

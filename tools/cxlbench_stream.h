@@ -21,6 +21,7 @@ struct stream_args {
 	bool omit_flush; /* --omit-flush: fault injection for the tests */
 	uint64_t n;	 /* --n; 0: from the LLC size */
 	unsigned ntimes; /* --ntimes */
+	unsigned rounds; /* --rounds: passes over the placements */
 	unsigned ratios[STREAM_MAX_RATIOS][2]; /* --ratios, DRAM:pool */
 	unsigned nratios;
 };

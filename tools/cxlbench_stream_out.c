@@ -54,12 +54,17 @@ int stream_csv_open(struct stream_rows *r, const char *path)
 	return 0;
 }
 
+static void csv_row(FILE *f, const struct stream_row *x, int k);
+
 int stream_csv_close(struct stream_rows *r, const char *path)
 {
 	int bad;
 
 	if (!r->csv)
 		return 0;
+	for (size_t i = 0; r->merge && i < r->n; i++)
+		for (int k = 0; k < K_N; k++)
+			csv_row(r->csv, &r->v[i], k);
 	bad = ferror(r->csv);
 	bad |= fclose(r->csv) != 0;
 	r->csv = NULL;
@@ -105,9 +110,11 @@ static void merge_row(struct stream_row *y, const struct stream_row *x)
 	y->st.valid = y->st.valid && x->st.valid;
 }
 
+/* Rows are written as they are measured, unless repetitions are merged:
+ * then the best of each is written at the end (stream_csv_close). */
 int stream_rows_add(struct stream_rows *r, const struct stream_row *x)
 {
-	for (int k = 0; r->csv && k < K_N; k++)
+	for (int k = 0; r->csv && !r->merge && k < K_N; k++)
 		csv_row(r->csv, x, k);
 	if (r->csv)
 		fflush(r->csv);
