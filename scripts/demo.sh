@@ -18,7 +18,9 @@
 #   5. STREAM with each array in DRAM, in the pool or interleaved, per
 #      coherence mode (cxlbench stream), and STREAM-PMem, volatile next to
 #      persistent arrays (cxlbench pmem: libpmemobj and the pool), with
-#      bar charts (docs/characterization.md).
+#      bar charts, and latency under load (cxlbench loaded: the pool's
+#      latency-versus-bandwidth curve next to DRAM's)
+#      (docs/characterization.md).
 # Results (tables, CSV, plots) go to results/. QUICK=1 makes 1., 2. and
 # 5. shorter (5. in under 30 s: 16 MiB arrays, two modes). Without root,
 # cxlrun emulates the hosts in one namespace and says so.
@@ -43,7 +45,7 @@ step 3 "MPI across 2 emulated hosts: cxl (pool) and tcp (veth), next to MPICH sh
 step 4 "MPI one-sided across 2 emulated hosts: pool windows (libcxlmpi), the MPI library's RMA over cxl, and over tcp"
 .venv/bin/python bench/compare_rma.py --tests put_lat,get_lat,put_bw,get_bw \
 	--iters 300 --summary --out results/rma | tee results/mpi_rma.txt
-step 5 "STREAM placements (DRAM / pool / interleaved) and STREAM-PMem (volatile vs persistent)"
+step 5 "STREAM placements (DRAM / pool / interleaved), STREAM-PMem (volatile vs persistent), latency under load"
 stream_modes=coherent,flush,uncached,emulated
 [ -n "${QUICK:-}" ] && stream_modes=coherent,flush
 build/tools/cxlbench stream ${QUICK:+--quick} --mode "$stream_modes" \
@@ -52,5 +54,9 @@ build/tools/cxlbench pmem ${QUICK:+--quick} --mode flush \
 	--csv results/stream_pmem.csv | tee results/stream_pmem.txt
 .venv/bin/python bench/plot_stream.py results/stream.csv --out results/stream
 .venv/bin/python bench/plot_stream.py results/stream_pmem.csv --out results/stream
+# latency under load (MLC style): the pool next to DRAM
+build/tools/cxlbench loaded ${QUICK:+--quick --mix R,2:1} --mode coherent,flush \
+	--csv results/stream/loaded.csv | tee results/loaded.txt
+.venv/bin/python bench/plot_loaded.py results/stream/loaded.csv --out results/stream
 echo
 echo "demo: results in $(pwd)/results/ (cxlbench, ring_bench, mpi/, rma/ and stream/: CSV and the PNG plots above)"

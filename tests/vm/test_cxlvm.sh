@@ -190,5 +190,10 @@ fi
 
 step "latency/bandwidth table"
 [ -n "$RES" ] && cp "$steps" "$RES/cxlvm_steps.txt"
+
+# teardown leaves nothing: no qemu, namespace, pool file or state
+"${V[@]}" down >/dev/null 2>&1
+check "! pgrep -f 'qemu-system-x86_64 -name cxlvm.*cxlvm-$NAME' >/dev/null" "qemu still runs after 'cxlvm down'"
+check "[ ! -e /run/netns/cxlvm-$NAME ] && [ ! -e /dev/shm/cxlvm-$NAME.pool ] && [ ! -e /run/cxlvm/$NAME ]" "'cxlvm down' left its namespace, pool or state behind"
 echo "test_cxlvm: $pass passed, $fail failed, $(elapsed) s from nothing to the table"
 [ "$fail" -eq 0 ]
