@@ -83,6 +83,20 @@ check "[ \$(grep -c 'checks, 0 bad' '$out') = 2 ]" "xhost across the guests"
 check "grep -q 'cxlvm0.*mode flush' '$out' && grep -q 'cxlvm1.*mode flush' '$out'" "xhost: not one rank per guest in the flush mode"
 step "xhost (libcxlshm) across the guests"
 
+# pool characterization on the device (full mode): STREAM with the arrays
+# in DRAM, in /dev/dax0.0 and interleaved at 2 MiB, and STREAM-PMem
+if [ $QUICK = 0 ]; then
+	"${V[@]}" exec 0 -- "$B/tools/cxlbench" stream --quick --mode flush \
+		--pool /dev/dax0.0 --ratios 1:1 >"$out" 2>&1
+	rc=$?
+	check "[ $rc = 0 ] && [ \$(grep -c 'Solution Validates' '$out') = 9 ] && grep -q 'interleaving at 2 MiB' '$out'" "cxlbench stream on /dev/dax0.0 (exit $rc)"
+	"${V[@]}" exec 0 -- "$B/tools/cxlbench" pmem --quick --mode flush \
+		--pool /dev/dax0.0 >"$out" 2>&1
+	rc=$?
+	check "[ $rc = 0 ]" "cxlbench pmem on /dev/dax0.0 (exit $rc): $(tail -3 "$out")"
+	step "cxlbench stream and pmem on /dev/dax0.0"
+fi
+
 # MPI over cxl: the provider, the pool, a job namespace
 PROV=$B/src/fabric
 MPICH_ENV=(-genv CXL_POOL /dev/dax0.0 -genv CXL_JOB vmtest
