@@ -241,8 +241,10 @@ static uint32_t count_procs(struct cxl_pool *p, uint32_t s)
 	return n;
 }
 
-static void clear_procs(struct cxl_pool *p, uint32_t s)
+uint64_t cxl_host_clear_procs_locked(struct cxl_pool *p, uint32_t s)
 {
+	uint64_t n = 0;
+
 	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
 		struct proc_ent *e = pool_proc(p, i);
 
@@ -250,8 +252,10 @@ static void clear_procs(struct cxl_pool *p, uint32_t s)
 		if (e->state == PROC_LIVE && e->host == s) {
 			memset(e, 0, sizeof(*e));
 			md_wr(p, e, sizeof(*e));
+			n++;
 		}
 	}
+	return n;
 }
 
 int cxl_host_check_locked(struct cxl_pool *p)
@@ -288,7 +292,7 @@ int cxl_host_check_locked(struct cxl_pool *p)
 	/* Our slot from an earlier boot: its processes died with it. */
 	if (h->key == key &&
 	    memcmp(h->boot_id, p->ident.boot_id, sizeof(h->boot_id)))
-		clear_procs(p, p->host_id);
+		(void)cxl_host_clear_procs_locked(p, p->host_id);
 	return CXL_OK;
 }
 
@@ -335,12 +339,11 @@ void cxl_host_release_locked(struct cxl_pool *p, uint32_t s)
 CXL_EXPORT int cxl_host_list(cxl_pool *p, cxl_host_visit_fn fn, void *arg)
 {
 	struct cxl_host_stat *v;
-	uint32_t n = 0;
 	int rc;
 
 	if (!p || !fn)
 		return cxl_seterr(CXL_EINVAL, "cxl_host_list: NULL argument");
-	v = calloc(p->hdr.max_hosts, sizeof(*v));
+	v = calloc(p->hdr.max_hosts, sizeof(*v)); /* v[s]: slot s */
 	if (!v)
 		return cxl_seterr(CXL_ENOMEM, "cxl_host_list: out of memory");
 	if ((rc = cxl_arena_lock(p))) {
@@ -349,13 +352,13 @@ CXL_EXPORT int cxl_host_list(cxl_pool *p, cxl_host_visit_fn fn, void *arg)
 	}
 	for (uint32_t s = 0; s < p->hdr.max_hosts; s++) {
 		struct host_ent *h = pool_host(p, s);
-		struct cxl_host_stat *st = &v[n];
+		struct cxl_host_stat *st = &v[s];
 		uint64_t door = cxl_nt_load64(p, &h->claim_y);
 
 		md_rd(p, h->nodename, CXL_LINE);
 		md_rd(p, &h->key, CXL_LINE);
 		if (!door && h->status != HOST_ACTIVE)
-			continue;
+			continue; /* free: state stays 0 */
 		st->id = s;
 		st->state = h->status == HOST_ACTIVE ? CXL_HOST_ACTIVE
 			    : h->key		     ? CXL_HOST_CLAIMING
@@ -364,17 +367,24 @@ CXL_EXPORT int cxl_host_list(cxl_pool *p, cxl_host_visit_fn fn, void *arg)
 			 (int)sizeof(h->nodename), h->nodename);
 		snprintf(st->ident, sizeof(st->ident), "%.*s",
 			 (int)sizeof(h->ident), h->ident);
-		st->procs = count_procs(p, s);
 		st->this_host = s == p->host_id;
 		st->other_boot = h->key &&
 				 memcmp(h->boot_id, p->ident.boot_id, 16) &&
 				 h->key == p->ident.key;
-		n++;
+	}
+	/* process counts in one pass (host read from the pool: bounded) */
+	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+		struct proc_ent *e = pool_proc(p, i);
+
+		md_rd(p, e, sizeof(*e));
+		if (e->state == PROC_LIVE && e->host < p->hdr.max_hosts)
+			v[e->host].procs++;
 	}
 	cxl_arena_unlock(p);
 	rc = CXL_OK;
-	for (uint32_t i = 0; i < n && !rc; i++)
-		rc = fn(&v[i], arg);
+	for (uint32_t s = 0; s < p->hdr.max_hosts && !rc; s++)
+		if (v[s].state)
+			rc = fn(&v[s], arg);
 	free(v);
 	return rc;
 }

@@ -188,6 +188,8 @@ int cxl_host_choose(struct cxl_pool *p);
 int cxl_host_check_locked(struct cxl_pool *p);
 /* Under the arena lock: record this host as the slot's owner. */
 void cxl_host_adopt_locked(struct cxl_pool *p);
+/* Under the arena lock: drop host s's process entries; returns how many. */
+uint64_t cxl_host_clear_procs_locked(struct cxl_pool *p, uint32_t s);
 /* Under the arena lock: free slot s (its owner's last process left, or an
  * administrator declared it dead). */
 void cxl_host_release_locked(struct cxl_pool *p, uint32_t s);

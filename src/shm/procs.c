@@ -252,15 +252,7 @@ CXL_EXPORT int cxl_arena_gc(cxl_pool *p, int dead_host,
 	if ((rc = cxl_arena_lock(p)))
 		return rc;
 	if (dead_host >= 0) {
-		for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
-			struct proc_ent *e = proc_read(p, i);
-
-			if (e->state == PROC_LIVE &&
-			    e->host == (uint32_t)dead_host) {
-				proc_clear(p, i);
-				np++;
-			}
-		}
+		np += cxl_host_clear_procs_locked(p, (uint32_t)dead_host);
 		cxl_host_release_locked(p, (uint32_t)dead_host);
 	}
 	np += reap_local(p);
