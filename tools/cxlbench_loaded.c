@@ -374,7 +374,7 @@ int cxlbench_loaded_main(int argc, char **argv)
 	uint64_t chase_bytes, traffic_bytes;
 	char tmp[256] = "";
 	FILE *csv = NULL;
-	int rc, status = 1;
+	int rc, status = 1, failed = 0;
 
 	if ((rc = parse(argc, argv, &a)))
 		return rc == 1 ? 0 : rc;
@@ -443,14 +443,18 @@ int cxlbench_loaded_main(int argc, char **argv)
 
 		if (!(a.modes & 1u << mode))
 			continue;
+		/* a mode that cannot run fails the command, after the others */
 		if (stream_attach(&base, (enum cxl_coh_mode)mode, true, &p,
-				  label, sizeof(label)))
+				  label, sizeof(label))) {
+			failed = 1;
 			continue;
+		}
 		if (cxl_obj_create(p, "cxlbench.loaded",
 				   chase_bytes + nload * traffic_bytes,
 				   CXL_OBJ_ALIGN_2M, &o)) {
 			fprintf(stderr, "cxlbench loaded: %s\n", cxl_errmsg());
 			cxl_pool_detach(p);
+			failed = 1;
 			continue;
 		}
 		m = (struct medium){ .name = label,
@@ -466,7 +470,7 @@ int cxlbench_loaded_main(int argc, char **argv)
 		cxl_obj_destroy(p, "cxlbench.loaded");
 		cxl_pool_detach(p);
 	}
-	status = bench_interrupted ? 130 : 0;
+	status = bench_interrupted ? 130 : failed;
 	if (csv)
 		printf("\ncxlbench loaded: results written to %s\n", a.csv);
 out:

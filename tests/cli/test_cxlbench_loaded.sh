@@ -2,7 +2,8 @@
 # cxlbench loaded, quick, read-only and 1:1 traffic, DRAM and the pool in
 # the given mode: it runs, writes one CSV row per point, every latency is
 # positive, and the load threads inject more at delay 0 than at the
-# largest delay (the curve has a load axis at all).
+# largest delay (the curve has a load axis at all); a pool it cannot attach
+# makes it exit nonzero.
 #   test_cxlbench_loaded.sh CXLBENCH MODE
 set -uo pipefail
 CXLBENCH=$1 MODE=$2
@@ -12,6 +13,16 @@ trap 'rm -rf "$dir"' EXIT
 rc=$?
 cat "$dir/out"
 [ $rc = 0 ] || { echo "FAIL: cxlbench loaded exited $rc"; exit 1; }
+# a pool that cannot be attached fails the command (not only a message)
+truncate -s 64M "$dir/foreign.pool"
+CXL_POOL_CREATE=0 "$CXLBENCH" loaded --quick --mix R --mode "$MODE" \
+	--pool "$dir/foreign.pool" >"$dir/out2" 2>&1
+rc=$?
+if [ $rc = 0 ] || ! grep -q "not a cxlshm pool" "$dir/out2"; then
+	cat "$dir/out2"
+	echo "FAIL: cxlbench loaded on a foreign pool exited $rc"
+	exit 1
+fi
 python3 - "$dir/l.csv" "$MODE" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
