@@ -14,7 +14,10 @@
 #   4. Open MPI over cxl: ping-pong, the suite, and the libcxlmpi tests
 #      of 3;
 #   5. tcp over the guests' network: the same ping-pong;
-#   6. latency and bandwidth, cxl and tcp, one table (bench/mpi/mpi_bench).
+#   6. latency and bandwidth, cxl and tcp, one table (bench/mpi/mpi_bench);
+#   full mode also: cxlbench stream and STREAM-PMem on /dev/dax0.0 (PMDK's
+#   pool on each guest's private /dev/dax1.0), and cxlbench loaded on
+#   /dev/dax0.0 in one guest with 2 vCPUs.
 #
 #   test_cxlvm.sh [--quick] BUILD_DIR [RESULTS_DIR]
 #
@@ -54,7 +57,10 @@ if ! why=$("$CXLVM" check 2>&1); then
 	echo "test_cxlvm: skipped: $why"
 	exit 77
 fi
-if ! "${V[@]}" up >"$out" 2>&1; then
+# full mode: each guest also gets a private /dev/dax1.0 (PMDK's pool)
+UPARGS=()
+[ $QUICK = 0 ] && UPARGS=(--pmem-size 256M)
+if ! "${V[@]}" up "${UPARGS[@]}" >"$out" 2>&1; then
 	cat "$out" >&2
 	echo "test_cxlvm: the guests did not boot" >&2
 	exit 1
@@ -91,9 +97,9 @@ if [ $QUICK = 0 ]; then
 	rc=$?
 	check "[ $rc = 0 ] && [ \$(grep -c 'Solution Validates' '$out') = 9 ] && grep -q 'interleaving at 2 MiB' '$out'" "cxlbench stream on /dev/dax0.0 (exit $rc)"
 	"${V[@]}" exec 0 -- "$B/tools/cxlbench" pmem --quick --mode flush \
-		--pool /dev/dax0.0 >"$out" 2>&1
+		--pool /dev/dax0.0 --pmem-file /dev/dax1.0 >"$out" 2>&1
 	rc=$?
-	check "[ $rc = 0 ]" "cxlbench pmem on /dev/dax0.0 (exit $rc): $(tail -3 "$out")"
+	check "[ $rc = 0 ] && grep -q 'pool /dev/dax1.0' '$out' && [ \$(grep -c 'Solution Validates' '$out') -ge 5 ]" "cxlbench pmem on /dev/dax0.0, PMDK on /dev/dax1.0 (exit $rc): $(tail -3 "$out")"
 	step "cxlbench stream and pmem on /dev/dax0.0"
 fi
 
@@ -231,6 +237,18 @@ step "latency/bandwidth table"
 # teardown leaves nothing: no qemu, namespace, pool file or state
 "${V[@]}" down >/dev/null 2>&1
 check "! pgrep -f 'qemu-system-x86_64 -name cxlvm.*cxlvm-$NAME' >/dev/null" "qemu still runs after 'cxlvm down'"
-check "[ ! -e /run/netns/cxlvm-$NAME ] && [ ! -e /dev/shm/cxlvm-$NAME.pool ] && [ ! -e /run/cxlvm/$NAME ]" "'cxlvm down' left its namespace, pool or state behind"
+check "[ ! -e /run/netns/cxlvm-$NAME ] && [ ! -e /dev/shm/cxlvm-$NAME.pool ] && [ ! -e /dev/shm/cxlvm-$NAME-pmem0.pool ] && [ ! -e /run/cxlvm/$NAME ]" "'cxlvm down' left its namespace, pool, private NVDIMM or state behind"
+
+# full mode: loaded latency on /dev/dax0.0 needs 2 CPUs (one chases, one
+# loads): one guest with 2 vCPUs
+if [ $QUICK = 0 ]; then
+	"$CXLVM" --name "${NAME}s" run --guests 1 --smp 2 -- sh -c "
+		$B/tools/cxlpool format /dev/dax0.0 --capacity 64 >/dev/null &&
+		$B/tools/cxlbench loaded --quick --pool /dev/dax0.0 --mode flush --mix R,NT-W" >"$out" 2>&1
+	rc=$?
+	grep -E "traffic|^\[cxlvm0\]   (0|idle) " "$out" | head -12
+	check "[ $rc = 0 ] && [ \$(grep -c 'traffic, 1 load thread' '$out') = 4 ] && grep -q 'flush.*traffic' '$out'" "cxlbench loaded on /dev/dax0.0 with 2 vCPUs (exit $rc): $(tail -3 "$out")"
+	step "cxlbench loaded on /dev/dax0.0 (1 guest, 2 vCPUs)"
+fi
 echo "test_cxlvm: $pass passed, $fail failed, $(elapsed) s from nothing to the table"
 [ "$fail" -eq 0 ]
