@@ -166,7 +166,8 @@ RESULT_RE = re.compile(r"^RESULT\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$", re.M)
 PROVIDER_RE = re.compile(r"^libfabric provider:\s*(\S+).*$", re.M)
 STATS_RE = re.compile(
     r"cxl-stats: sent (\d+) recv (\d+) bytes (\d+) flush_lines (\d+) "
-    r"inval_lines (\d+) fences (\d+) nt_stores (\d+) nt_loads (\d+)")
+    r"inval_lines (\d+) fences (\d+) nt_stores (\d+) nt_loads (\d+)"
+    r".* polls (\d+) poll_inval_lines (\d+) poll_fences (\d+)")
 
 HYDRA_REPORT_RE = re.compile(r"BAD TERMINATION|EXIT CODE:|EXIT STRING:")
 
@@ -178,7 +179,11 @@ CSV_COLUMNS = ("test", "transport", "size_bytes", "value", "unit",
 
 @dataclass(frozen=True)
 class CxlStats:
-    """cxl-stats counters summed over the processes of one run."""
+    """cxl-stats counters summed over the processes of one run. The
+    invalidations and fences are those of the messages: the provider
+    counts those of its polls (progress calls that found nothing, whose
+    number depends on how long a process waits) apart, in polls,
+    poll_inval_lines and poll_fences, and they are left out here."""
     processes: int
     sent: int
     recv: int
@@ -186,16 +191,34 @@ class CxlStats:
     flush_lines: int
     inval_lines: int
     fences: int
+    polls: int = 0
+    poll_inval_lines: int = 0
+    poll_fences: int = 0
+
+    @staticmethod
+    def from_line(f: tuple[str, ...]) -> CxlStats:
+        """One process's line (STATS_RE's groups)."""
+        v = [int(x) for x in f]
+        sent, recv, nbytes, flush, inval, fences = v[:6]
+        polls, pinval, pfences = v[8:11]
+        return CxlStats(1, sent, recv, nbytes, flush, inval - pinval,
+                        fences - pfences, polls, pinval, pfences)
+
+    def plus(self, other: CxlStats) -> CxlStats:
+        return CxlStats(self.processes + other.processes,
+                        *(getattr(self, n) + getattr(other, n)
+                          for n in self._COUNTS))
+
+    _COUNTS = ("sent", "recv", "bytes", "flush_lines", "inval_lines",
+               "fences", "polls", "poll_inval_lines", "poll_fences")
 
     def minus(self, other: CxlStats) -> CxlStats:
-        """Counters of the work self did beyond other. A count can come out
-        negative: polling invalidates and fences as long as a process
-        waits, so those counts vary from run to run; such a field gives no
-        per-message figure."""
-        names = ("sent", "recv", "bytes", "flush_lines", "inval_lines",
-                 "fences")
+        """Counters of the work self did beyond other (a run with one more
+        message size than other). Polls are left out of the message
+        counts, so these do not depend on timing; a count that still
+        comes out negative gives no per-message figure."""
         return CxlStats(self.processes, *(getattr(self, n) - getattr(other, n)
-                                          for n in names))
+                                          for n in self._COUNTS))
 
     @staticmethod
     def _per(count: int, msgs: int) -> float | None:
@@ -568,8 +591,10 @@ def parse_stats(text: str, ranks: int) -> tuple[CxlStats | None, str]:
     if len(lines) != ranks:
         return None, (f"{len(lines)} 'cxl-stats:' lines for {ranks} "
                       "processes: sums would be partial")
-    sums = [sum(int(line[i]) for line in lines) for i in range(6)]
-    return CxlStats(len(lines), *sums), ""
+    total = CxlStats.from_line(lines[0])
+    for line in lines[1:]:
+        total = total.plus(CxlStats.from_line(line))
+    return total, ""
 
 
 def invoke(cfg: Config, binary: Path, transport: str, test: str,
@@ -835,8 +860,10 @@ def print_stats_note(run: Run) -> None:
     """Explain the cxl coherence columns of a latency table."""
     formula = ("flush/msg = flushed lines / messages sent, fences/msg = "
                "fences / (sent + received); the CSV also has invalidated "
-               "lines / received. Waiting processes poll, and polls "
-               "invalidate and fence, so those two depend on timing")
+               "lines / received. The invalidations and fences of polls "
+               "(progress calls that found nothing; their number depends "
+               "on how long a process waits) are counted apart and left "
+               "out")
     if run.size_stats is not None:
         print(f"cxl coherence columns: per message size, from the "
               f"differences of runs with --max S and the next smaller "
@@ -848,7 +875,8 @@ def print_stats_note(run: Run) -> None:
               f"(all sizes; the largest dominate), the same in every row: "
               f"{s.processes} processes sent {s.sent} and received {s.recv} "
               f"messages with {s.flush_lines} flushed lines, {s.fences} "
-              f"fences and {s.inval_lines} invalidated lines; {formula}. "
+              f"fences and {s.inval_lines} invalidated lines, beside "
+              f"{s.polls} polls with {s.poll_fences} fences; {formula}. "
               f"--cxl-stats-per-size gives them per size")
     else:
         print(f"cxl coherence columns left empty: {run.stats_note}")

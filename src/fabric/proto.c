@@ -1490,6 +1490,7 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 				   pe->index, cxl_errmsg());
 			return;
 		}
+		cxlfi_stats.ring_msgs++;
 		if (!k && pe->rx_hits < STREAM_HITS)
 			pe->rx_hits++;
 		if ((op & OP_MASK) == OP_EAGER || (op & OP_MASK) == OP_FIRST)
@@ -1551,10 +1552,37 @@ void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	}
 }
 
+/*
+ * FI_CXL_STATS: a progress call that took no ring cell and wrote nothing
+ * to the pool was a poll; its invalidations, fences and uncached loads go
+ * to the poll counters (c0: the coherence counters before the call).
+ */
+static void account_poll(const struct cxl_coh_counters *c0, uint64_t cells0)
+{
+	struct cxl_coh_counters c;
+
+	cxl_coh_counters_get(&c);
+	if (cxlfi_stats.ring_msgs != cells0 ||
+	    c.flush_lines != c0->flush_lines || c.nt_lines != c0->nt_lines ||
+	    c.nt_stores != c0->nt_stores)
+		return;
+	cxlfi_stats.polls++;
+	cxlfi_stats.poll_inval_lines += c.inval_lines - c0->inval_lines;
+	cxlfi_stats.poll_fences += c.fences - c0->fences;
+	cxlfi_stats.poll_nt_loads += c.nt_loads - c0->nt_loads;
+}
+
 void cxlfi_progress(struct cxlfi_ep *ep)
 {
+	struct cxl_coh_counters c0;
+	uint64_t cells0 = 0;
+
 	if (!ep->self.pool)
 		return;
+	if (cxlfi_params.stats) {
+		cxl_coh_counters_get(&c0);
+		cells0 = cxlfi_stats.ring_msgs;
+	}
 	if (ep->progress_calls++ % cxlfi_params.inbox_poll == 0)
 		scan_inbox(ep);
 	cxlfi_watch_peers(ep);
@@ -1565,6 +1593,8 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 	for (struct cxlfi_peer *pe = ep->active; pe; pe = pe->next_active)
 		if (pe->rx)
 			drain(ep, pe);
+	if (cxlfi_params.stats)
+		account_poll(&c0, cells0);
 }
 
 /* ---- posting receives -------------------------------------------------- */

@@ -63,7 +63,8 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		"cxl-stats: sent %llu recv %llu bytes %llu flush_lines %llu "
 		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu "
 		"nt_lines %llu direct_rma %llu atomics %llu read_spins %llu "
-		"spin_hits %llu host %lld\n",
+		"spin_hits %llu polls %llu poll_inval_lines %llu "
+		"poll_fences %llu poll_nt_loads %llu host %lld\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -77,6 +78,10 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)cxlfi_stats.atomics,
 		(unsigned long long)cxlfi_stats.read_spins,
 		(unsigned long long)cxlfi_stats.spin_hits,
+		(unsigned long long)cxlfi_stats.polls,
+		(unsigned long long)cxlfi_stats.poll_inval_lines,
+		(unsigned long long)cxlfi_stats.poll_fences,
+		(unsigned long long)cxlfi_stats.poll_nt_loads,
 		pool ? (long long)cxl_pool_host_id(pool) : -1ll);
 }
 
