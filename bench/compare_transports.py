@@ -169,6 +169,10 @@ STATS_RE = re.compile(
     r"inval_lines (\d+) fences (\d+) nt_stores (\d+) nt_loads (\d+)"
     r".* polls (\d+) poll_inval_lines (\d+) poll_fences (\d+)")
 
+# mpi_bench's counters of one size's timed rounds (bench/mpi/coh_probe.h)
+COH_RE = re.compile(r"^COH\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
+                    r"\s+\d+\s+\d+\s+(\d+)\s+(\d+)\s+(\d+)\s*$", re.M)
+
 HYDRA_REPORT_RE = re.compile(r"BAD TERMINATION|EXIT CODE:|EXIT STRING:")
 
 CSV_COLUMNS = ("test", "transport", "size_bytes", "value", "unit",
@@ -252,7 +256,9 @@ class Run:
     stats: CxlStats | None = None
     stats_note: str = ""
     hosts: dict[int, str] = field(default_factory=dict)  # rank -> host
-    size_stats: dict[int, CxlStats] | None = None  # --cxl-stats-per-size
+    # per size: from mpi_bench's COH lines, else --cxl-stats-per-size
+    size_stats: dict[int, CxlStats] | None = None
+    size_stats_how: str = ""
 
     @property
     def ok(self) -> bool:
@@ -449,7 +455,9 @@ def cxl_problem(cfg: Config) -> str | None:
 def build_bench(cfg: Config) -> Path:
     """Compile mpi_bench if missing or older than its source."""
     binary = cfg.build_dir / "mpi_bench"
-    if binary.exists() and binary.stat().st_mtime >= cfg.source.stat().st_mtime:
+    sources = [cfg.source] + [h for h in cfg.source.parent.glob("*.h")]
+    newest = max(f.stat().st_mtime for f in sources)
+    if binary.exists() and binary.stat().st_mtime >= newest:
         log(f"{binary} is up to date")
         return binary
     cmd = [str(MPICC), "-O2", "-o", str(binary), str(cfg.source)]
@@ -597,6 +605,20 @@ def parse_stats(text: str, ranks: int) -> tuple[CxlStats | None, str]:
     return total, ""
 
 
+def parse_coh(text: str, ranks: int) -> dict[int, CxlStats] | None:
+    """Per-size counters from mpi_bench's COH lines (all ranks summed over
+    one size's rounds; each message is sent once and received once)."""
+    out = {}
+    for (_test, size, msgs, flush, inval, fences, polls, pinval,
+         pfences) in COH_RE.findall(text):
+        m = int(msgs)
+        out[int(size)] = CxlStats(
+            ranks, m, m, m * int(size), int(flush),
+            int(inval) - int(pinval), int(fences) - int(pfences),
+            int(polls), int(pinval), int(pfences))
+    return out or None
+
+
 def invoke(cfg: Config, binary: Path, transport: str, test: str,
            max_bytes: int, base_env: dict[str, str]
            ) -> tuple[int | None, str, str, float]:
@@ -670,6 +692,9 @@ def run_one(cfg: Config, binary: Path, transport: str, test: str,
     run.provider_line = match.group(0).strip() if match else ""
     if is_cxl(transport):
         run.stats, run.stats_note = parse_stats(text, ranks)
+        run.size_stats = parse_coh(out, ranks)
+        if run.size_stats is not None:
+            run.size_stats_how = "coh"
 
     partial = (f" after {len(run.points)} RESULT lines (last size "
                f"{max(run.points)})" if run.points else "")
@@ -864,7 +889,12 @@ def print_stats_note(run: Run) -> None:
                "(progress calls that found nothing; their number depends "
                "on how long a process waits) are counted apart and left "
                "out")
-    if run.size_stats is not None:
+    if run.size_stats is not None and run.size_stats_how == "coh":
+        print(f"cxl coherence columns: per message size, counted in that "
+              f"size's timed rounds (warm-up included) by mpi_bench "
+              f"(counters for {len(run.size_stats)} of {len(run.points)} "
+              f"sizes); {formula}")
+    elif run.size_stats is not None:
         print(f"cxl coherence columns: per message size, from the "
               f"differences of runs with --max S and the next smaller "
               f"(counters for {len(run.size_stats)} of {len(run.points)} "
@@ -1206,9 +1236,10 @@ def main(argv: list[str] | None = None) -> int:
                     run = run_one(cfg, binary, transport, test, base_env)
                     if (cfg.cxl_stats_per_size and is_cxl(transport)
                             and test == "latency" and run.ok
-                            and rep_ == 0):
+                            and rep_ == 0 and run.size_stats is None):
                         run.size_stats = cxl_stats_per_size(
                             cfg, binary, run, base_env)
+                        run.size_stats_how = "runs"
                     where = ", ".join(f"rank {r} on {h}" for r, h in
                                       sorted(run.hosts.items()))
                     log(f"[{n}/{total}] {test} over {transport}: "

@@ -40,7 +40,7 @@ build/bench/ring_bench ${QUICK:+--quick} --csv results/ring_bench.csv | tee resu
 step 3 "MPI across 2 emulated hosts: cxl (pool) and tcp (veth), next to MPICH shared memory on one host"
 .venv/bin/python bench/compare_transports.py --quick --tests latency,bw \
 	--transports cxl-hosts,tcp-hosts,mpich-shm --cxl-mode flush \
-	--cxl-stats-per-size --summary --no-provider-table \
+	--summary --no-provider-table \
 	--out results/mpi | tee results/mpi_transports.txt
 step 4 "MPI one-sided across 2 emulated hosts: pool windows (libcxlmpi), the MPI library's RMA over cxl, and over tcp"
 .venv/bin/python bench/compare_rma.py --tests put_lat,get_lat,put_bw,get_bw \

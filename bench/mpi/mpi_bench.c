@@ -5,6 +5,11 @@
  *
  *   RESULT <test> <size_bytes> <value> <unit>
  *
+ * and, for latency over the cxl provider, the coherence operations of all
+ * ranks in that size's rounds (coh_probe.h):
+ *
+ *   COH latency <size_bytes> <messages> <flush_lines> ...
+ *
  *   mpi_bench latency|bw|bibw|mbw|allreduce [--max BYTES] [--quick]
  *
  * latency   ping-pong between ranks 0 and 1, one-way time (us)
@@ -15,6 +20,8 @@
  */
 #include <mpi.h>
 #include <stdio.h>
+
+#include "coh_probe.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +132,7 @@ int main(int argc, char **argv)
 	size_t rlen;
 
 	MPI_Init(&argc, &argv);
+	coh_probe_init();
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	{ /* where each rank runs: distinct hosts show distinct names */
@@ -174,8 +182,15 @@ int main(int argc, char **argv)
 		const char *unit = "MB/s";
 
 		if (!strcmp(test, "latency")) {
+			struct coh_probe_counters c0 = { { 0 } };
+
+			coh_probe_read(&c0);
 			v = latency(sbuf, n, it);
 			unit = "us";
+			/* ping and pong of every round, warm-up included */
+			coh_probe_report(test, n,
+					 2 * (uint64_t)(warmup(it) + it), &c0,
+					 rank);
 		} else if (!strcmp(test, "bw") || !strcmp(test, "bibw")) {
 			int both = !strcmp(test, "bibw");
 

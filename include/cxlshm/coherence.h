@@ -78,10 +78,20 @@ struct cxl_coh_counters {
 	uint64_t nt_lines;    /* lines written with streaming stores (uncached
 				 mode copies); each is one line write to the
 				 device, like a flushed line */
+	/* The share of polls in the counts above (cxl_coh_count_poll): their
+	 * number depends on how long a process waits, not on its work. */
+	uint64_t polls;
+	uint64_t poll_inval_lines, poll_fences, poll_nt_loads;
 };
 
 void cxl_coh_counters_get(struct cxl_coh_counters *out);
 void cxl_coh_counters_reset(void);
+/*
+ * Book the invalidations, fences and uncached loads done since *before
+ * (a cxl_coh_counters_get() snapshot of this process) as one poll: a
+ * look at pool memory that found nothing to do.
+ */
+void cxl_coh_count_poll(const struct cxl_coh_counters *before);
 
 /* CPU features detected at run time. */
 struct cxl_cpu_features {

@@ -109,11 +109,6 @@ struct cxlfi_stats {
 	uint64_t read_spins; /* empty CQ reads that kept polling (read_spin) */
 	uint64_t spin_hits;  /* ... and found a completion while they did */
 	uint64_t ring_msgs;  /* ring cells taken by progress (any op) */
-	/* Progress calls that took no cell and wrote nothing (polls), and
-	 * the coherence operations they did. They depend on how long a
-	 * process waits, so FI_CXL_STATS reports them apart from the
-	 * per-message work. */
-	uint64_t polls, poll_inval_lines, poll_fences, poll_nt_loads;
 };
 extern struct cxlfi_stats cxlfi_stats;
 /* Print them with the coherence operations since the fabric opened. */

@@ -1554,8 +1554,8 @@ void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 
 /*
  * FI_CXL_STATS: a progress call that took no ring cell and wrote nothing
- * to the pool was a poll; its invalidations, fences and uncached loads go
- * to the poll counters (c0: the coherence counters before the call).
+ * to the pool was a poll; libcxlshm books its invalidations, fences and
+ * uncached loads as such (c0: the coherence counters before the call).
  */
 static void account_poll(const struct cxl_coh_counters *c0, uint64_t cells0)
 {
@@ -1566,10 +1566,7 @@ static void account_poll(const struct cxl_coh_counters *c0, uint64_t cells0)
 	    c.flush_lines != c0->flush_lines || c.nt_lines != c0->nt_lines ||
 	    c.nt_stores != c0->nt_stores)
 		return;
-	cxlfi_stats.polls++;
-	cxlfi_stats.poll_inval_lines += c.inval_lines - c0->inval_lines;
-	cxlfi_stats.poll_fences += c.fences - c0->fences;
-	cxlfi_stats.poll_nt_loads += c.nt_loads - c0->nt_loads;
+	cxl_coh_count_poll(c0);
 }
 
 void cxlfi_progress(struct cxlfi_ep *ep)

@@ -78,10 +78,10 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)cxlfi_stats.atomics,
 		(unsigned long long)cxlfi_stats.read_spins,
 		(unsigned long long)cxlfi_stats.spin_hits,
-		(unsigned long long)cxlfi_stats.polls,
-		(unsigned long long)cxlfi_stats.poll_inval_lines,
-		(unsigned long long)cxlfi_stats.poll_fences,
-		(unsigned long long)cxlfi_stats.poll_nt_loads,
+		(unsigned long long)(c.polls - c0->polls),
+		(unsigned long long)(c.poll_inval_lines - c0->poll_inval_lines),
+		(unsigned long long)(c.poll_fences - c0->poll_fences),
+		(unsigned long long)(c.poll_nt_loads - c0->poll_nt_loads),
 		pool ? (long long)cxl_pool_host_id(pool) : -1ll);
 }
 

@@ -26,6 +26,7 @@ _Atomic int cxl_test_skip_flush;
 static struct {
 	_Atomic uint64_t flush_lines, inval_lines, fences, nt_stores, nt_loads;
 	_Atomic uint64_t nt_lines;
+	_Atomic uint64_t polls, poll_inval_lines, poll_fences, poll_nt_loads;
 } ctr;
 
 #define COUNT(field, n) \
@@ -354,6 +355,24 @@ CXL_EXPORT void cxl_coh_counters_get(struct cxl_coh_counters *o)
 		atomic_load_explicit(&ctr.nt_stores, memory_order_relaxed);
 	o->nt_loads = atomic_load_explicit(&ctr.nt_loads, memory_order_relaxed);
 	o->nt_lines = atomic_load_explicit(&ctr.nt_lines, memory_order_relaxed);
+	o->polls = atomic_load_explicit(&ctr.polls, memory_order_relaxed);
+	o->poll_inval_lines = atomic_load_explicit(&ctr.poll_inval_lines,
+						   memory_order_relaxed);
+	o->poll_fences =
+		atomic_load_explicit(&ctr.poll_fences, memory_order_relaxed);
+	o->poll_nt_loads =
+		atomic_load_explicit(&ctr.poll_nt_loads, memory_order_relaxed);
+}
+
+CXL_EXPORT void cxl_coh_count_poll(const struct cxl_coh_counters *before)
+{
+	struct cxl_coh_counters now;
+
+	cxl_coh_counters_get(&now);
+	COUNT(polls, 1);
+	COUNT(poll_inval_lines, now.inval_lines - before->inval_lines);
+	COUNT(poll_fences, now.fences - before->fences);
+	COUNT(poll_nt_loads, now.nt_loads - before->nt_loads);
 }
 
 CXL_EXPORT void cxl_coh_counters_reset(void)
@@ -364,4 +383,8 @@ CXL_EXPORT void cxl_coh_counters_reset(void)
 	atomic_store(&ctr.nt_stores, 0);
 	atomic_store(&ctr.nt_loads, 0);
 	atomic_store(&ctr.nt_lines, 0);
+	atomic_store(&ctr.polls, 0);
+	atomic_store(&ctr.poll_inval_lines, 0);
+	atomic_store(&ctr.poll_fences, 0);
+	atomic_store(&ctr.poll_nt_loads, 0);
 }
