@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The pool channel of a matched send/receive pair: a ring of nslots
+ * message slots (CXLMPI_STREAM_SLOTS, 2 by default), each one header line
+ * written only by the sender and cap bytes of data, and one credit line
+ * written only by the receiver. Message k (from 1) uses slot (k-1) % nslots;
+ * the sender may fill it once the receiver has consumed message k - nslots.
+ * No tag matching and no message through the MPI library: a copy, a flush
+ * and one flag.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+static uint64_t round_line(uint64_t n)
+{
+	return (n + CXL_LINE - 1) & ~(uint64_t)(CXL_LINE - 1);
+}
+
+static uint64_t slots_from_env(void)
+{
+	const char *e = getenv("CXLMPI_STREAM_SLOTS");
+	long v;
+
+	if (!e || !*e)
+		return 2;
+	v = strtol(e, NULL, 10);
+	if (v < 1 || v > STREAM_MAX_SLOTS) {
+		fprintf(stderr,
+			"libcxlmpi: CXLMPI_STREAM_SLOTS=%s is not in 1..%d; "
+			"using 2\n",
+			e, STREAM_MAX_SLOTS);
+		return 2;
+	}
+	return (uint64_t)v;
+}
+
+static uint64_t *slot_hdr(struct chan *c, uint64_t k)
+{
+	return (uint64_t *)(c->base + CHAN_SLOTS +
+			    ((k - 1) % c->nslots) * c->stride);
+}
+
+int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d)
+{
+	cxl_pool *p = stream_pool();
+	struct chan_hdr *h;
+
+	if (!p)
+		return MPIS_NOT_READY;
+	memset(c, 0, sizeof(*c));
+	c->nslots = slots_from_env();
+	c->cap = cap;
+	c->stride = CXL_LINE + round_line(cap);
+	obj_name(c->name, sizeof(c->name), "chan");
+	if (cxl_obj_create(p, c->name, CHAN_SLOTS + c->nslots * c->stride,
+			   CXL_OBJ_ZERO, &c->obj))
+		return stream_fail(
+			MPI_ERR_NO_MEM,
+			"no pool memory for a channel of %llu "
+			"slots of %llu bytes (%s); enlarge the pool "
+			"(CXL_POOL_SIZE) or lower CXLMPI_STREAM_SLOTS",
+			(unsigned long long)c->nslots, (unsigned long long)cap,
+			cxl_errmsg());
+	c->base = c->obj.ptr;
+	c->creator = true;
+	h = (struct chan_hdr *)c->base;
+	h->magic = CHAN_MAGIC;
+	h->nslots = c->nslots;
+	h->cap = cap;
+	h->stride = c->stride;
+	h->size = c->obj.size;
+	/* the header reaches the pool before the descriptor is sent */
+	cxl_flush(p, h, sizeof(*h));
+	cxl_wfence(p);
+	memset(d, 0, sizeof(*d));
+	d->magic = CHAN_MAGIC;
+	d->nslots = c->nslots;
+	d->cap = cap;
+	d->stride = c->stride;
+	d->size = c->obj.size;
+	snprintf(d->name, sizeof(d->name), "%s", c->name);
+	return MPIS_SUCCESS;
+}
+
+/* The sender opens the receiver's channel; need: the bytes it sends. */
+int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need)
+{
+	cxl_pool *p = stream_pool();
+	const struct chan_hdr *h;
+
+	if (!p)
+		return MPIS_NOT_READY;
+	memset(c, 0, sizeof(*c));
+	/* the descriptor came from another process: check it all */
+	if (d->magic != CHAN_MAGIC || !memchr(d->name, 0, sizeof(d->name)) ||
+	    d->nslots < 1 || d->nslots > STREAM_MAX_SLOTS ||
+	    d->cap > STREAM_MAX_BYTES ||
+	    d->stride != CXL_LINE + round_line(d->cap) ||
+	    d->size < CHAN_SLOTS + d->nslots * d->stride)
+		return stream_fail(MPI_ERR_OTHER,
+				   "bad channel descriptor from the receiver "
+				   "(version mismatch of libcxlmpi between "
+				   "the ranks?)");
+	if (need > d->cap)
+		return stream_fail(MPI_ERR_TRUNCATE,
+				   "send of %llu bytes matched with a receive "
+				   "of %llu bytes; make the receive larger",
+				   (unsigned long long)need,
+				   (unsigned long long)d->cap);
+	if (cxl_obj_open(p, d->name, &c->obj))
+		return stream_fail(MPI_ERR_OTHER,
+				   "cannot open channel %s (%s); both ranks "
+				   "need the same pool and CXL_JOB",
+				   d->name, cxl_errmsg());
+	h = c->obj.ptr;
+	/* read the receiver's header from the pool, not a stale line */
+	cxl_inval(p, h, sizeof(*h));
+	if (c->obj.size < d->size || h->magic != CHAN_MAGIC ||
+	    h->nslots != d->nslots || h->cap != d->cap ||
+	    h->stride != d->stride || h->size != d->size) {
+		cxl_obj_close(&c->obj);
+		return stream_fail(MPI_ERR_OTHER,
+				   "channel %s in the pool does not match its "
+				   "descriptor",
+				   d->name);
+	}
+	snprintf(c->name, sizeof(c->name), "%s", d->name);
+	c->nslots = d->nslots;
+	c->cap = d->cap;
+	c->stride = d->stride;
+	c->base = c->obj.ptr;
+	return MPIS_SUCCESS;
+}
+
+void chan_close(struct chan *c)
+{
+	if (!c->base)
+		return;
+	cxl_obj_close(&c->obj);
+	if (c->creator)
+		cxl_obj_destroy(stream_pool(), c->name);
+	c->base = NULL;
+}
+
+/* Sender, message k: wait for the slot, copy, flush, then the flag. */
+int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
+{
+	cxl_pool *p = c->obj.pool;
+	uint64_t *hdr = slot_hdr(c, k), *consumed;
+	unsigned spins = 0;
+
+	if (len > c->cap)
+		return MPI_ERR_TRUNCATE;
+	consumed = (uint64_t *)(c->base + CHAN_CONSUMED);
+	if (k > c->nslots) {
+		/* credit: the receiver's line, uncached load */
+		for (;;) {
+			uint64_t v = cxl_nt_load64(p, consumed);
+
+			if (v > k)
+				return MPI_ERR_OTHER; /* corrupt */
+			if (v >= k - c->nslots)
+				break;
+			stream_spin(&spins);
+		}
+	}
+	/* the data, written back to the pool (copy_to_pool flushes) */
+	cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE, src, len);
+	cxl_nt_store64(p, &hdr[1], len);
+	/* data and length are in the pool before the sequence flag */
+	cxl_wfence(p);
+	cxl_nt_store64(p, &hdr[0], k);
+	/* drain the flag store so the receiver sees it promptly */
+	cxl_wfence(p);
+	return MPI_SUCCESS;
+}
+
+/* Receiver, message k: wait for the flag, copy out, give the credit. */
+int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
+{
+	cxl_pool *p = c->obj.pool;
+	uint64_t *hdr = slot_hdr(c, k), len;
+	unsigned spins = 0;
+
+	for (;;) {
+		/* the sender's flag, uncached load */
+		uint64_t s = cxl_nt_load64(p, &hdr[0]);
+
+		if (s == k)
+			break;
+		/* only the slot's previous message may be seen here */
+		if (s > k || (s != 0 && s + c->nslots != k))
+			return MPI_ERR_OTHER;
+		stream_spin(&spins);
+	}
+	len = cxl_nt_load64(p, &hdr[1]);
+	if (len > max || len > c->cap)
+		return MPI_ERR_TRUNCATE;
+	/* invalidate and copy the data the flag published */
+	cxl_copy_from_pool(p, dst, (uint8_t *)hdr + CXL_LINE, len);
+	/* the loads above precede this store (x86 keeps stores after
+	 * earlier loads): the sender may reuse the slot after it */
+	cxl_nt_store64(p, (uint64_t *)(c->base + CHAN_CONSUMED), k);
+	cxl_wfence(p);
+	return MPI_SUCCESS;
+}
