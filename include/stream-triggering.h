@@ -69,7 +69,7 @@ int MPIS_Enqueue_waitall(MPIS_Queue queue);
 
 /* Matching */
 int MPIS_Match(MPIS_Request *req, MPI_Status *status);
-int MPIS_Matchall(int n, MPIS_Request reqs[], MPI_Status statuses[]);
+int MPIS_Matchall(int n, MPIS_Request reqs[], MPI_Status *statuses);
 int MPIS_Imatch(MPIS_Request *req, MPIS_Request *match_req);
 int MPIS_Is_matched(MPIS_Request *req, int *flag);
 int MPIS_Queue_match(MPIS_Queue queue, MPIS_Request *req, MPI_Status *status);
@@ -78,7 +78,7 @@ int MPIS_Queue_match(MPIS_Queue queue, MPIS_Request *req, MPI_Status *status);
 int MPIS_Request_free(MPIS_Request *req);
 int MPIS_Request_freeall(int n, MPIS_Request reqs[]);
 int MPIS_Wait(MPIS_Request *req, MPI_Status *status);
-int MPIS_Waitall(int n, MPIS_Request reqs[], MPI_Status statuses[]);
+int MPIS_Waitall(int n, MPIS_Request reqs[], MPI_Status *statuses);
 
 /* Persistent operations */
 int MPIS_Barrier_init(MPI_Comm comm, MPI_Info info, MPIS_Request *req);

@@ -5,10 +5,11 @@
  * creates the channel (its capacity is the receive's size) and sends its
  * descriptor to the sender in one ordinary MPI message with the request's
  * tag on its communicator; the sender opens the channel on arrival.
- * Neither side blocks when matching is posted, so ranks may match their
- * sends and receives in any order; the sender's side completes at the
- * first of MPIS_Is_matched (test), MPIS_Wait on an MPIS_Imatch request,
- * MPIS_Match, or the first start (wait).
+ * MPIS_Match never blocks, so ranks may match their sends and receives
+ * in any order; the sender's side completes at the first of
+ * MPIS_Is_matched (a test), MPIS_Wait on an MPIS_Imatch request, or the
+ * first start (a wait). MPIS_Matchall posts all receives first, then
+ * completes every request before it returns.
  * Collectives are matched collectively (stream_coll.c).
  */
 #include <stdio.h>
@@ -103,8 +104,12 @@ int MPIS_Match(MPIS_Request *req, MPI_Status *status)
 	if (rc)
 		return rc;
 	rc = match_post(*req);
-	if (!rc)
-		rc = match_finish(*req, true);
+	if (!rc) {
+		/* never block here: the peer may be matching its own send */
+		rc = match_finish(*req, false);
+		if (rc == MPIS_NOT_READY)
+			rc = MPIS_SUCCESS;
+	}
 	if (!rc)
 		set_status(*req, status);
 	return rc;
@@ -119,7 +124,7 @@ int MPIS_Queue_match(MPIS_Queue queue, MPIS_Request *req, MPI_Status *status)
 
 /* Receives first, so that every descriptor is on its way before any
  * sender waits for one; then sends; collectives in the given order. */
-int MPIS_Matchall(int n, MPIS_Request reqs[], MPI_Status statuses[])
+int MPIS_Matchall(int n, MPIS_Request reqs[], MPI_Status *statuses)
 {
 	int rc;
 
@@ -143,13 +148,16 @@ int MPIS_Matchall(int n, MPIS_Request reqs[], MPI_Status statuses[])
 			if (want != pass)
 				continue;
 			rc = match_post(r);
-			if (!rc)
-				rc = match_finish(r, true);
 			if (rc)
 				return rc;
-			if (statuses != MPI_STATUSES_IGNORE)
-				set_status(r, &statuses[i]);
 		}
+	}
+	for (int i = 0; i < n; i++) {
+		rc = match_finish(reqs[i], true);
+		if (rc)
+			return rc;
+		if (statuses != MPI_STATUSES_IGNORE)
+			set_status(reqs[i], &statuses[i]);
 	}
 	return MPIS_SUCCESS;
 }

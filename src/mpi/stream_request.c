@@ -181,7 +181,7 @@ int MPIS_Wait(MPIS_Request *req, MPI_Status *status)
 	return MPIS_SUCCESS;
 }
 
-int MPIS_Waitall(int n, MPIS_Request reqs[], MPI_Status statuses[])
+int MPIS_Waitall(int n, MPIS_Request reqs[], MPI_Status *statuses)
 {
 	for (int i = 0; i < n; i++) {
 		int rc = MPIS_Wait(&reqs[i], statuses == MPI_STATUSES_IGNORE
