@@ -23,6 +23,7 @@
 
 #define RING 1024u	 /* operations in flight per queue */
 #define IDLE_YIELDS 4096 /* idle yields before the thread sleeps */
+#define WAIT_SPINS 256	 /* host waits: spins before it sleeps */
 
 MPIS_Queue ACTIVE_QUEUE = MPIS_QUEUE_NULL;
 
@@ -54,9 +55,10 @@ struct stream_queue {
 	struct op ring[RING];
 	atomic_uint_fast64_t tail; /* written by the caller */
 	atomic_uint_fast64_t head; /* written by the progress thread */
-	atomic_int sleeping, err;
+	atomic_int sleeping, waiters, err;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;   /* the progress thread sleeps on it */
+	pthread_cond_t done; /* the host thread waits for head on it */
 	/* caller thread: started and not yet waited for */
 	struct pend *pend;
 	int npend, cappend;
@@ -163,7 +165,7 @@ static void *progress(void *arg)
 	for (;;) {
 		/* acquire: the operation's fields were written before tail */
 		if (h == atomic_load_explicit(&q->tail, memory_order_acquire)) {
-			if (++idle < IDLE_YIELDS) {
+			if (idle < IDLE_YIELDS) {
 				stream_spin(&idle);
 				continue;
 			}
@@ -182,18 +184,44 @@ static void *progress(void *arg)
 		if (o->type == OP_STOP)
 			return NULL;
 		run(q, o);
-		/* release: the operation's effects before the count */
-		atomic_store_explicit(&q->head, ++h, memory_order_release);
+		/* release the operation's effects with the count; seq_cst
+		 * against q->waiters (the host sets it, then reads head) */
+		atomic_store(&q->head, ++h);
+		if (atomic_load(&q->waiters)) {
+			pthread_mutex_lock(&q->mu);
+			pthread_cond_broadcast(&q->done);
+			pthread_mutex_unlock(&q->mu);
+		}
+	}
+}
+
+/* Host thread: wait until the progress thread's head reaches h. Spins a
+ * little, then sleeps, leaving the core to the progress threads. */
+static void wait_head(struct stream_queue *q, uint64_t h)
+{
+	unsigned spins = 0;
+
+	/* acquire: the thread's effects (received data) before head */
+	while (atomic_load_explicit(&q->head, memory_order_acquire) < h) {
+		if (spins < WAIT_SPINS) {
+			stream_spin(&spins);
+			continue;
+		}
+		pthread_mutex_lock(&q->mu);
+		atomic_fetch_add(&q->waiters, 1);
+		while (atomic_load(&q->head) < h)
+			pthread_cond_wait(&q->done, &q->mu);
+		atomic_fetch_sub(&q->waiters, 1);
+		pthread_mutex_unlock(&q->mu);
 	}
 }
 
 static void push(struct stream_queue *q, const struct op *o)
 {
 	uint64_t t = atomic_load(&q->tail);
-	unsigned spins = 0;
 
-	while (t - atomic_load(&q->head) >= RING)
-		stream_spin(&spins);
+	if (t - atomic_load(&q->head) >= RING)
+		wait_head(q, t - RING + 1);
 	q->ring[t % RING] = *o;
 	/* release the operation; seq_cst against q->sleeping (the thread
 	 * sets sleeping, then reads tail): one of us sees the other */
@@ -232,6 +260,7 @@ int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
 	q->type = type;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
+	pthread_cond_init(&q->done, NULL);
 	if (pthread_create(&q->thread, NULL, progress, q)) {
 		free(q);
 		return stream_fail(MPI_ERR_OTHER,
@@ -245,15 +274,10 @@ int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
 int MPIS_Queue_wait(MPIS_Queue queue)
 {
 	struct stream_queue *q = to_queue(queue);
-	uint64_t t;
-	unsigned spins = 0;
 
 	if (!q)
 		return MPIS_NOT_READY;
-	t = atomic_load(&q->tail);
-	/* acquire: the thread's effects (received data) before head */
-	while (atomic_load_explicit(&q->head, memory_order_acquire) < t)
-		stream_spin(&spins);
+	wait_head(q, atomic_load(&q->tail));
 	return atomic_load(&q->err);
 }
 
@@ -274,6 +298,7 @@ int MPIS_Queue_free(MPIS_Queue *queue)
 	pthread_join(q->thread, NULL);
 	pthread_mutex_destroy(&q->mu);
 	pthread_cond_destroy(&q->cv);
+	pthread_cond_destroy(&q->done);
 	free(q->pend);
 	if (ACTIVE_QUEUE == *queue)
 		ACTIVE_QUEUE = MPIS_QUEUE_NULL;
