@@ -19,21 +19,18 @@ static uint64_t round_line(uint64_t n)
 	return (n + CXL_LINE - 1) & ~(uint64_t)(CXL_LINE - 1);
 }
 
+/* CXLMPI_STREAM_SLOTS: 1..STREAM_MAX_SLOTS, 2 if unset; 0 if invalid */
 static uint64_t slots_from_env(void)
 {
 	const char *e = getenv("CXLMPI_STREAM_SLOTS");
+	char *end;
 	long v;
 
-	if (!e || !*e)
+	if (!e)
 		return 2;
-	v = strtol(e, NULL, 10);
-	if (v < 1 || v > STREAM_MAX_SLOTS) {
-		fprintf(stderr,
-			"libcxlmpi: CXLMPI_STREAM_SLOTS=%s is not in 1..%d; "
-			"using 2\n",
-			e, STREAM_MAX_SLOTS);
-		return 2;
-	}
+	v = strtol(e, &end, 10);
+	if (!*e || *end || v < 1 || v > STREAM_MAX_SLOTS)
+		return 0;
 	return (uint64_t)v;
 }
 
@@ -52,6 +49,12 @@ int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d)
 		return MPIS_NOT_READY;
 	memset(c, 0, sizeof(*c));
 	c->nslots = slots_from_env();
+	if (!c->nslots)
+		return stream_fail(MPI_ERR_ARG,
+				   "CXLMPI_STREAM_SLOTS=%s is not a number of "
+				   "slots in 1..%d; set it so or unset it (2)",
+				   getenv("CXLMPI_STREAM_SLOTS"),
+				   STREAM_MAX_SLOTS);
 	c->cap = cap;
 	c->stride = CXL_LINE + round_line(cap);
 	obj_name(c->name, sizeof(c->name), "chan");
