@@ -24,7 +24,10 @@
  * 12 matched requests, Enqueue_waitall, MPIS_Queue_wait each time).
  *
  * Prints a table at rank 0, and "RESULT <test> <size> <us> us" lines for
- * bench/plot_stream_triggered.py.
+ * bench/plot_stream_triggered.py; for pingpong also "COH <way> <size> ..."
+ * lines: rank 0's coherence operations (libcxlshm counters, its progress
+ * thread and the provider included) per iteration (one message sent and
+ * one received), queued against isend, from the last trial.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -32,9 +35,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cxlshm/coherence.h"
 #include "stream-triggering.h"
 
 static int rank, nranks, reps = 5;
+
+/* coherence operations of this process (rank 0 and its progress thread)
+ * per iteration, i.e. per message sent plus message received */
+static void coh_line(const char *way, size_t n, int iters,
+		     const struct cxl_coh_counters *c)
+{
+	double d = iters;
+
+	printf("COH %s %zu flush %.1f inval %.1f fences %.1f nt_stores %.1f "
+	       "nt_loads %.1f\n",
+	       way, n, c->flush_lines / d, c->inval_lines / d, c->fences / d,
+	       c->nt_stores / d, c->nt_loads / d);
+}
 
 static int iters_for(size_t bytes, int base)
 {
@@ -151,18 +168,23 @@ static void pingpong(MPIS_Queue q, size_t max, int base)
 	for (size_t n = 8; n <= max; n *= 4) {
 		int it = iters_for(n, base);
 		double a = 0, b = 0, c = 0, d = 0;
+		struct cxl_coh_counters cq = { 0 }, ci = { 0 };
 
 		/* the four ways interleaved, best of reps trials each */
 		for (int t = 0; t < reps && rank < 2; t++) {
 			double x;
 
+			cxl_coh_counters_reset();
 			x = pp_queued(q, sb, rb, n, it, 0);
+			cxl_coh_counters_get(&cq);
 			a = t && a < x ? a : x;
 			x = pp_queued(q, sb, rb, n, it, 1);
 			b = t && b < x ? b : x;
 			x = pp_mpi(sb, rb, n, it, 1);
 			c = t && c < x ? c : x;
+			cxl_coh_counters_reset();
 			x = pp_mpi(sb, rb, n, it, 0);
+			cxl_coh_counters_get(&ci);
 			d = t && d < x ? d : x;
 		}
 		if (rank == 0) {
@@ -172,6 +194,9 @@ static void pingpong(MPIS_Queue q, size_t max, int base)
 			printf("RESULT queued_host %zu %.3f us\n", n, b);
 			printf("RESULT start_wait %zu %.3f us\n", n, c);
 			printf("RESULT isend %zu %.3f us\n", n, d);
+			/* both timed and warm-up iterations were counted */
+			coh_line("queued", n, it + it / 10 + 1, &cq);
+			coh_line("isend", n, it + it / 10 + 1, &ci);
 			fflush(stdout);
 		}
 		if (n == max)

@@ -44,7 +44,8 @@ enum sreq_state {
  *   line 0  header, written once by the receiver before the handshake
  *   line 1  the receiver's line: messages consumed (credit), a count
  *   slot i at CHAN_SLOTS + i * stride: one header line written only by
- *           the sender (seq, len), then cap bytes of data
+ *           the sender (its first word: seq << 32 | len), then cap bytes
+ *           of data
  */
 struct chan_hdr {
 	uint64_t magic, nslots, cap, stride, size;
@@ -64,6 +65,7 @@ struct chan {
 	bool creator; /* the receiver: destroys the name when freed */
 	uint64_t nslots, cap, stride;
 	uint8_t *base;
+	uint64_t credit; /* sender: the receiver's credit as last read */
 };
 
 /*

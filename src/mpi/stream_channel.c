@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The pool channel of a matched send/receive pair: a ring of nslots
- * message slots (CXLMPI_STREAM_SLOTS, 2 by default), each one header line
+ * message slots (CXLMPI_STREAM_SLOTS, 4 by default), each one header line
  * written only by the sender and cap bytes of data, and one credit line
  * written only by the receiver. Message k (from 1) uses slot (k-1) % nslots;
  * the sender may fill it once the receiver has consumed message k - nslots.
@@ -19,7 +19,7 @@ static uint64_t round_line(uint64_t n)
 	return (n + CXL_LINE - 1) & ~(uint64_t)(CXL_LINE - 1);
 }
 
-/* CXLMPI_STREAM_SLOTS: 1..STREAM_MAX_SLOTS, 2 if unset; 0 if invalid */
+/* CXLMPI_STREAM_SLOTS: 1..STREAM_MAX_SLOTS, 4 if unset; 0 if invalid */
 static uint64_t slots_from_env(void)
 {
 	const char *e = getenv("CXLMPI_STREAM_SLOTS");
@@ -27,7 +27,7 @@ static uint64_t slots_from_env(void)
 	long v;
 
 	if (!e)
-		return 2;
+		return 4;
 	v = strtol(e, &end, 10);
 	if (!*e || *end || v < 1 || v > STREAM_MAX_SLOTS)
 		return 0;
@@ -52,7 +52,7 @@ int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d)
 	if (!c->nslots)
 		return stream_fail(MPI_ERR_ARG,
 				   "CXLMPI_STREAM_SLOTS=%s is not a number of "
-				   "slots in 1..%d; set it so or unset it (2)",
+				   "slots in 1..%d; set it so or unset it (4)",
 				   getenv("CXLMPI_STREAM_SLOTS"),
 				   STREAM_MAX_SLOTS);
 	c->cap = cap;
@@ -148,7 +148,17 @@ void chan_close(struct chan *c)
 	c->base = NULL;
 }
 
-/* Sender, message k: wait for the slot, copy, flush, then the flag. */
+/*
+ * The slot's flag word: the message's sequence number (mod 2^32) in the
+ * high half, its length (<= STREAM_MAX_BYTES < 2^32) in the low half, so
+ * that one uncached store publishes both and one uncached load reads them.
+ */
+static uint64_t flag_word(uint64_t k, uint64_t len)
+{
+	return (k & 0xffffffffu) << 32 | len;
+}
+
+/* Sender, message k: wait for the slot, copy, write back, then the flag. */
 int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 {
 	cxl_pool *p = c->obj.pool;
@@ -158,24 +168,23 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 	if (len > c->cap)
 		return MPI_ERR_TRUNCATE;
 	consumed = (uint64_t *)(c->base + CHAN_CONSUMED);
-	if (k > c->nslots) {
-		/* credit: the receiver's line, uncached load */
-		for (;;) {
-			uint64_t v = cxl_nt_load64(p, consumed);
+	/* credit: the receiver's line (uncached load), read only when the
+	 * last value read does not free the slot already */
+	while (k > c->nslots && c->credit < k - c->nslots) {
+		uint64_t v = cxl_nt_load64(p, consumed);
 
-			if (v > k)
-				return MPI_ERR_OTHER; /* corrupt */
-			if (v >= k - c->nslots)
-				break;
+		if (v >= k)
+			return MPI_ERR_OTHER; /* corrupt: not sent yet */
+		if (v > c->credit)
+			c->credit = v;
+		else
 			stream_spin(&spins);
-		}
 	}
 	/* the data, written back to the pool (copy_to_pool flushes) */
 	cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE, src, len);
-	cxl_nt_store64(p, &hdr[1], len);
-	/* data and length are in the pool before the sequence flag */
+	/* the data is in the pool before the flag */
 	cxl_wfence(p);
-	cxl_nt_store64(p, &hdr[0], k);
+	cxl_nt_store64(p, hdr, flag_word(k, len));
 	/* drain the flag store so the receiver sees it promptly */
 	cxl_wfence(p);
 	return MPI_SUCCESS;
@@ -185,21 +194,20 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
 {
 	cxl_pool *p = c->obj.pool;
-	uint64_t *hdr = slot_hdr(c, k), len;
+	uint64_t *hdr = slot_hdr(c, k), w, len;
 	unsigned spins = 0;
 
 	for (;;) {
 		/* the sender's flag, uncached load */
-		uint64_t s = cxl_nt_load64(p, &hdr[0]);
-
-		if (s == k)
+		w = cxl_nt_load64(p, hdr);
+		if (w >> 32 == (k & 0xffffffffu))
 			break;
-		/* only the slot's previous message may be seen here */
-		if (s > k || (s != 0 && s + c->nslots != k))
+		/* only the slot's previous message (or none) may be here */
+		if (w && w >> 32 != ((k - c->nslots) & 0xffffffffu))
 			return MPI_ERR_OTHER;
 		stream_spin(&spins);
 	}
-	len = cxl_nt_load64(p, &hdr[1]);
+	len = w & 0xffffffffu;
 	if (len > max || len > c->cap)
 		return MPI_ERR_TRUNCATE;
 	/* invalidate and copy the data the flag published */

@@ -24,6 +24,7 @@
 #define RING 1024u	 /* operations in flight per queue */
 #define IDLE_YIELDS 4096 /* idle yields before the thread sleeps */
 #define WAIT_SPINS 256	 /* host waits: spins before it sleeps */
+#define WAIT_SPINS_MAX 1000000000L
 
 MPIS_Queue ACTIVE_QUEUE = MPIS_QUEUE_NULL;
 
@@ -56,6 +57,7 @@ struct stream_queue {
 	atomic_uint_fast64_t tail; /* written by the caller */
 	atomic_uint_fast64_t head; /* written by the progress thread */
 	atomic_int sleeping, waiters, err;
+	unsigned wait_spins; /* CXLMPI_STREAM_WAIT_SPINS */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;   /* the progress thread sleeps on it */
 	pthread_cond_t done; /* the host thread waits for head on it */
@@ -203,7 +205,7 @@ static void wait_head(struct stream_queue *q, uint64_t h)
 
 	/* acquire: the thread's effects (received data) before head */
 	while (atomic_load_explicit(&q->head, memory_order_acquire) < h) {
-		if (spins < WAIT_SPINS) {
+		if (spins < q->wait_spins) {
 			stream_spin(&spins);
 			continue;
 		}
@@ -236,6 +238,8 @@ static void push(struct stream_queue *q, const struct op *o)
 int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
 {
 	struct stream_queue *q;
+	const char *e;
+	long spins = WAIT_SPINS;
 
 	(void)extra; /* the stream of a GPU backend */
 	if (!queue)
@@ -254,10 +258,24 @@ int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
 		return stream_fail(MPIS_NOT_READY,
 				   "no pool: set CXL_POOL (and run with the "
 				   "cxl provider) to use stream queues");
+	e = getenv("CXLMPI_STREAM_WAIT_SPINS");
+	if (e) {
+		char *end;
+
+		spins = strtol(e, &end, 10);
+		if (!*e || *end || spins < 0 || spins > WAIT_SPINS_MAX)
+			return stream_fail(
+				MPI_ERR_ARG,
+				"CXLMPI_STREAM_WAIT_SPINS=%s is not "
+				"a number of spins in 0..%ld; set it "
+				"so or unset it (%d)",
+				e, WAIT_SPINS_MAX, WAIT_SPINS);
+	}
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return MPI_ERR_NO_MEM;
 	q->type = type;
+	q->wait_spins = (unsigned)spins;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
 	pthread_cond_init(&q->done, NULL);
