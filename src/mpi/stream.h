@@ -112,7 +112,8 @@ struct MPIS_Request_struct {
 
 /* stream_channel.c (progress thread: chan_send, chan_recv) */
 int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d);
-int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need);
+int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
+	      int peer);
 void chan_close(struct chan *c);
 int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len);
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max);
@@ -130,6 +131,7 @@ int match_finish(MPIS_Request r, bool block);
 
 /* stream_queue.c */
 cxl_pool *stream_pool(void);
+void stream_obj_name(char *buf, size_t len, const char *kind);
 void stream_spin(unsigned *n);
 int stream_fail(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -57,7 +57,7 @@ int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d)
 				   STREAM_MAX_SLOTS);
 	c->cap = cap;
 	c->stride = CXL_LINE + round_line(cap);
-	obj_name(c->name, sizeof(c->name), "chan");
+	stream_obj_name(c->name, sizeof(c->name), "chan");
 	if (cxl_obj_create(p, c->name, CHAN_SLOTS + c->nslots * c->stride,
 			   CXL_OBJ_ZERO, &c->obj))
 		return stream_fail(
@@ -89,7 +89,8 @@ int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d)
 }
 
 /* The sender opens the receiver's channel; need: the bytes it sends. */
-int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need)
+int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
+	      int peer)
 {
 	cxl_pool *p = stream_pool();
 	const struct chan_hdr *h;
@@ -97,6 +98,12 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need)
 	if (!p)
 		return MPIS_NOT_READY;
 	memset(c, 0, sizeof(*c));
+	if (!d->magic)
+		return stream_fail(
+			MPI_ERR_OTHER,
+			"the receiver (rank %d) could not create the "
+			"channel; its own message names the cause",
+			peer);
 	/* the descriptor came from another process: check it all */
 	if (d->magic != CHAN_MAGIC || !memchr(d->name, 0, sizeof(d->name)) ||
 	    d->nslots < 1 || d->nslots > STREAM_MAX_SLOTS ||

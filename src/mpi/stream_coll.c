@@ -35,7 +35,7 @@ int coll_setup(MPIS_Request r)
 	co->row = CXL_LINE + 2 * round_line(co->bytes);
 	size = (uint64_t)co->n * co->row;
 	if (co->me == 0) {
-		obj_name(co->name, sizeof(co->name), "coll");
+		stream_obj_name(co->name, sizeof(co->name), "coll");
 		if (cxl_obj_create(p, co->name, size, CXL_OBJ_ZERO, &co->obj)) {
 			fprintf(stderr,
 				"libcxlmpi: no pool memory for a collective "

@@ -34,8 +34,16 @@ int match_post(MPIS_Request r)
 	}
 	if (r->kind == SR_RECV) {
 		rc = chan_create(&r->ch, r->bytes, &r->desc);
-		if (rc)
+		if (rc) {
+			/* tell the sender (magic 0), so that its match fails
+			 * instead of waiting forever; stays unmatched */
+			if (r->hs != MPI_REQUEST_NULL)
+				PMPI_Wait(&r->hs, MPI_STATUS_IGNORE);
+			memset(&r->desc, 0, sizeof(r->desc));
+			PMPI_Isend(&r->desc, sizeof(r->desc), MPI_BYTE, r->peer,
+				   r->tag, r->comm, &r->hs);
 			return rc;
+		}
 		rc = PMPI_Isend(&r->desc, sizeof(r->desc), MPI_BYTE, r->peer,
 				r->tag, r->comm, &r->hs);
 		if (rc != MPI_SUCCESS) {
@@ -69,7 +77,7 @@ int match_finish(MPIS_Request r, bool block)
 		return rc;
 	if (!flag)
 		return MPIS_NOT_READY;
-	rc = chan_open(&r->ch, &r->desc, r->bytes);
+	rc = chan_open(&r->ch, &r->desc, r->bytes, r->peer);
 	if (rc) {
 		/* the pairing failed: back to unmatched, nothing kept */
 		r->state = SR_UNMATCHED;

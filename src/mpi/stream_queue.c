@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stream.h"
 
@@ -84,6 +85,14 @@ cxl_pool *stream_pool(void)
 			    cxl_errmsg());
 	}
 	return spool;
+}
+
+/* As obj_name (alloc.c), but on the stream's attachment, which exists
+ * also when MPI_Alloc_mem is not in the pool (CXLMPI_ALLOC_MEM=0). */
+void stream_obj_name(char *buf, size_t len, const char *kind)
+{
+	snprintf(buf, len, "cxlmpi.%s.h%u.%ld.%lu", kind,
+		 (unsigned)cxl_pool_host_id(spool), (long)getpid(), ++mem_seq);
 }
 
 int stream_fail(int code, const char *fmt, ...)
