@@ -44,13 +44,15 @@ enum sreq_state {
  *   line 0  header, written once by the receiver before the handshake
  *   line 1  the receiver's line: messages consumed (credit), a count
  *   slot i at CHAN_SLOTS + i * stride: one header line written only by
- *           the sender (its first word: seq << 32 | len), then cap bytes
- *           of data
+ *           the sender (word 0, the flag: seq << 32 | len; word 1, the
+ *           progress of a large message: seq << 32 | bytes written), then
+ *           cap bytes of data
  */
 struct chan_hdr {
 	uint64_t magic, nslots, cap, stride, size;
 };
 #define CHAN_CONSUMED 64u
+#define CHAN_CHUNK (64u * 1024) /* large messages go in chunks of this */
 #define CHAN_SLOTS 128u
 
 /* The receiver's description of a channel, sent once at matching. */

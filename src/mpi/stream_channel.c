@@ -187,8 +187,21 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 		else
 			stream_spin(&spins);
 	}
-	/* the data, written back to the pool (copy_to_pool flushes) */
-	cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE, src, len);
+	/* the data, written back to the pool (copy_to_pool flushes); a
+	 * large message in chunks, each announced in the progress word so
+	 * that the receiver copies out while we copy in */
+	for (uint64_t off = 0; len > CHAN_CHUNK && off < len;) {
+		uint64_t n = len - off < CHAN_CHUNK ? len - off : CHAN_CHUNK;
+
+		cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE + off,
+				 (const uint8_t *)src + off, n);
+		off += n;
+		/* the chunk is in the pool before its announcement */
+		cxl_wfence(p);
+		cxl_nt_store64(p, &hdr[1], flag_word(k, off));
+	}
+	if (len <= CHAN_CHUNK)
+		cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE, src, len);
 	/* the data is in the pool before the flag */
 	cxl_wfence(p);
 	cxl_nt_store64(p, hdr, flag_word(k, len));
@@ -201,7 +214,8 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
 {
 	cxl_pool *p = c->obj.pool;
-	uint64_t *hdr = slot_hdr(c, k), w, len;
+	uint64_t *hdr = slot_hdr(c, k), w, len, got = 0;
+	uint8_t *data = (uint8_t *)hdr + CXL_LINE;
 	unsigned spins = 0;
 
 	for (;;) {
@@ -212,13 +226,32 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
 		/* only the slot's previous message (or none) may be here */
 		if (w && w >> 32 != ((k - c->nslots) & 0xffffffffu))
 			return MPI_ERR_OTHER;
+		if (c->cap > CHAN_CHUNK) {
+			/* chunks announced so far (uncached load); whole
+			 * lines, within the receive and growing */
+			uint64_t v = cxl_nt_load64(p, &hdr[1]), r;
+
+			r = v & 0xffffffffu;
+			if (v >> 32 == (k & 0xffffffffu) && r > got) {
+				if (r > max || r > c->cap || r % CXL_LINE)
+					return MPI_ERR_OTHER;
+				/* invalidate and copy the chunks */
+				cxl_copy_from_pool(p, (uint8_t *)dst + got,
+						   data + got, r - got);
+				got = r;
+				spins = 0;
+				continue;
+			}
+		}
 		stream_spin(&spins);
 	}
 	len = w & 0xffffffffu;
 	if (len > max || len > c->cap)
 		return MPI_ERR_TRUNCATE;
-	/* invalidate and copy the data the flag published */
-	cxl_copy_from_pool(p, dst, (uint8_t *)hdr + CXL_LINE, len);
+	if (got > len)
+		return MPI_ERR_OTHER;
+	/* invalidate and copy the rest of what the flag published */
+	cxl_copy_from_pool(p, (uint8_t *)dst + got, data + got, len - got);
 	/* the loads above precede this store (x86 keeps stores after
 	 * earlier loads): the sender may reuse the slot after it */
 	cxl_nt_store64(p, (uint64_t *)(c->base + CHAN_CONSUMED), k);
