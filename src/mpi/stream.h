@@ -45,14 +45,17 @@ enum sreq_state {
  *   line 1  the receiver's line: messages consumed (credit), a count
  *   slot i at CHAN_SLOTS + i * stride: one header line written only by
  *           the sender (word 0, the flag: seq << 32 | len; word 1, the
- *           progress of a large message: seq << 32 | bytes written), then
- *           cap bytes of data
+ *           progress of a large message: seq << 32 | bytes written;
+ *           bytes 16..63: a message of up to 48 bytes), then cap bytes
+ *           of data
  */
 struct chan_hdr {
 	uint64_t magic, nslots, cap, stride, size;
 };
 #define CHAN_CONSUMED 64u
 #define CHAN_CHUNK (64u * 1024) /* large messages go in chunks of this */
+#define CHAN_INLINE_OFF 16u	/* messages up to CHAN_INLINE bytes go */
+#define CHAN_INLINE (CXL_LINE - CHAN_INLINE_OFF) /* in the flag's line */
 #define CHAN_SLOTS 128u
 
 /* The receiver's description of a channel, sent once at matching. */

@@ -200,8 +200,14 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 		cxl_wfence(p);
 		cxl_nt_store64(p, &hdr[1], flag_word(k, off));
 	}
-	if (len <= CHAN_CHUNK)
+	if (len <= CHAN_INLINE) {
+		/* small: in the flag's own line, written back with it; the
+		 * receiver's load of the flag brings the data along */
+		memcpy((uint8_t *)hdr + CHAN_INLINE_OFF, src, len);
+		cxl_flush(p, hdr, CXL_LINE);
+	} else if (len <= CHAN_CHUNK) {
 		cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE, src, len);
+	}
 	/* the data is in the pool before the flag */
 	cxl_wfence(p);
 	cxl_nt_store64(p, hdr, flag_word(k, len));
@@ -250,11 +256,18 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
 		return MPI_ERR_TRUNCATE;
 	if (got > len)
 		return MPI_ERR_OTHER;
-	/* invalidate and copy the rest of what the flag published */
-	cxl_copy_from_pool(p, (uint8_t *)dst + got, data + got, len - got);
+	if (len <= CHAN_INLINE)
+		/* in the flag's line, which the uncached load of the flag
+		 * just brought in from the pool: no invalidation */
+		memcpy(dst, (uint8_t *)hdr + CHAN_INLINE_OFF, len);
+	else
+		/* invalidate and copy the rest of what the flag published */
+		cxl_copy_from_pool(p, (uint8_t *)dst + got, data + got,
+				   len - got);
 	/* the loads above precede this store (x86 keeps stores after
-	 * earlier loads): the sender may reuse the slot after it */
+	 * earlier loads): the sender may reuse the slot after it. No fence
+	 * here, off the critical path: the next cxl_wfence of this thread
+	 * drains it (the progress thread fences when it goes idle) */
 	cxl_nt_store64(p, (uint64_t *)(c->base + CHAN_CONSUMED), k);
-	cxl_wfence(p);
 	return MPI_SUCCESS;
 }
