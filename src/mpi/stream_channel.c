@@ -201,10 +201,16 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 		cxl_nt_store64(p, &hdr[1], flag_word(k, off));
 	}
 	if (len <= CHAN_INLINE) {
-		/* small: in the flag's own line, written back with it; the
-		 * receiver's load of the flag brings the data along */
-		memcpy((uint8_t *)hdr + CHAN_INLINE_OFF, src, len);
-		cxl_flush(p, hdr, CXL_LINE);
+		/* small: in the flag's own line, the receiver's load of the
+		 * flag brings it along. Word by word with NT stores, never a
+		 * write-back of the line: our cached copy of it may be stale
+		 * (an earlier object at this offset), and writing it back
+		 * would also write stale flag words */
+		uint64_t w[CHAN_INLINE / 8] = { 0 };
+
+		memcpy(w, src, len);
+		for (uint64_t i = 0; i < (len + 7) / 8; i++)
+			cxl_nt_store64(p, &hdr[CHAN_INLINE_OFF / 8 + i], w[i]);
 	} else if (len <= CHAN_CHUNK) {
 		cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE, src, len);
 	}
