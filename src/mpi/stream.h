@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stream-triggered MPI (include/stream-triggering.h) internals: requests,
+ * the pool channel of a matched send/receive pair, the pool object of a
+ * persistent collective, and the queue served by a progress thread.
+ * docs/stream.md has the layouts and the protocol.
+ *
+ * Threads: every MPI call is made by the calling (host) thread; the
+ * progress thread of a queue touches only pool memory and user buffers.
+ */
+#ifndef CXLMPI_STREAM_H
+#define CXLMPI_STREAM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "stream-triggering.h"
+
+#define CHAN_MAGIC 0x4e414843534c5843ull /* "CXLSCHAN" */
+#define COLL_MAGIC 0x4c4f4353434c5843ull /* "CXLSCOLL" */
+#define STREAM_MAX_BYTES (1ull << 30)	 /* largest message of a request */
+#define STREAM_MAX_SLOTS 16
+
+enum sreq_kind {
+	SR_SEND,
+	SR_RECV,
+	SR_BARRIER,
+	SR_ALLREDUCE,
+	SR_MATCH
+};
+
+/* MPIS_Request states (the reference's names) */
+enum sreq_state {
+	SR_ONGOING = -1,
+	SR_UNMATCHED = 0,
+	SR_MATCHED = 1
+};
+
+/*
+ * Channel object, created by the receiver (all offsets in bytes):
+ *   line 0  header, written once by the receiver before the handshake
+ *   line 1  the receiver's line: messages consumed (credit), a count
+ *   slot i at CHAN_SLOTS + i * stride: one header line written only by
+ *           the sender (word 0, the flag: seq << 32 | len; word 1, the
+ *           progress of a large message: seq << 32 | bytes written;
+ *           bytes 16..63: a message of up to 48 bytes), then cap bytes
+ *           of data
+ */
+struct chan_hdr {
+	uint64_t magic, nslots, cap, stride, size;
+};
+#define CHAN_CONSUMED 64u
+#define CHAN_CHUNK (64u * 1024) /* large messages go in chunks of this */
+#define CHAN_INLINE_OFF 16u	/* messages up to CHAN_INLINE bytes go */
+#define CHAN_INLINE (CXL_LINE - CHAN_INLINE_OFF) /* in the flag's line */
+#define CHAN_SLOTS 128u
+
+/* The receiver's description of a channel, sent once at matching. */
+struct chan_desc {
+	uint64_t magic, nslots, cap, stride, size;
+	char name[64];
+};
+
+struct chan {
+	struct cxl_obj obj;
+	char name[64];
+	bool creator; /* the receiver: destroys the name when freed */
+	uint64_t nslots, cap, stride;
+	uint8_t *base;
+	uint64_t credit; /* sender: the receiver's credit as last read */
+};
+
+/*
+ * Collective object, created by rank 0 of the communicator: per rank one
+ * flag line (the last operation it started, written only by it), then
+ * two data areas of `bytes` (alternate operations use alternate areas).
+ */
+struct coll {
+	struct cxl_obj obj;
+	char name[64];
+	int n, me;
+	uint64_t bytes, row; /* row stride: one line + 2 * data, lines */
+	uint8_t *base;
+};
+
+struct stream_queue;
+
+struct MPIS_Request_struct {
+	int kind, state;
+	/* point to point */
+	uint8_t *buf; /* the first byte of the data (true lower bound) */
+	uint64_t bytes;
+	int peer, tag;
+	MPI_Comm comm;
+	MPI_Request hs; /* the handshake message, while in flight */
+	struct chan_desc desc;
+	struct chan ch;
+	bool has_chan;
+	/* collectives */
+	const uint8_t *sendbuf;
+	MPI_Datatype dt;
+	MPI_Op op;
+	int count;
+	struct coll co;
+	bool has_coll;
+	/* queue state, caller thread: started and not yet waited on */
+	struct stream_queue *active;
+	uint64_t seq; /* operations started so far */
+	/* enqueued operations the progress thread has not finished */
+	atomic_uint_fast64_t inflight;
+	/* SR_MATCH: the request being matched */
+	struct MPIS_Request_struct *target;
+};
+
+/* stream_channel.c (progress thread: chan_send, chan_recv) */
+int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d);
+int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
+	      int peer);
+void chan_close(struct chan *c);
+int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len);
+int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max);
+
+/* stream_coll.c */
+int coll_setup(MPIS_Request r);
+void coll_close(struct coll *co);
+bool coll_supported(MPI_Datatype dt, MPI_Op op);
+void coll_start(MPIS_Request r, uint64_t k);
+int coll_finish(MPIS_Request r, uint64_t k);
+
+/* stream_match.c */
+int match_post(MPIS_Request r);
+int match_finish(MPIS_Request r, bool block);
+
+/* stream_queue.c */
+cxl_pool *stream_pool(void);
+void stream_obj_name(char *buf, size_t len, const char *kind);
+void stream_spin(unsigned *n);
+int stream_fail(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The pool channel of a matched send/receive pair: a ring of nslots
+ * message slots (CXLMPI_STREAM_SLOTS, 4 by default), each one header line
+ * written only by the sender and cap bytes of data, and one credit line
+ * written only by the receiver. Message k (from 1) uses slot (k-1) % nslots;
+ * the sender may fill it once the receiver has consumed message k - nslots.
+ * No tag matching and no message through the MPI library: a copy, a flush
+ * and one flag.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+static uint64_t round_line(uint64_t n)
+{
+	return (n + CXL_LINE - 1) & ~(uint64_t)(CXL_LINE - 1);
+}
+
+/* CXLMPI_STREAM_SLOTS: 1..STREAM_MAX_SLOTS, 4 if unset; 0 if invalid */
+static uint64_t slots_from_env(void)
+{
+	const char *e = getenv("CXLMPI_STREAM_SLOTS");
+	char *end;
+	long v;
+
+	if (!e)
+		return 4;
+	v = strtol(e, &end, 10);
+	if (!*e || *end || v < 1 || v > STREAM_MAX_SLOTS)
+		return 0;
+	return (uint64_t)v;
+}
+
+static uint64_t *slot_hdr(struct chan *c, uint64_t k)
+{
+	return (uint64_t *)(c->base + CHAN_SLOTS +
+			    ((k - 1) % c->nslots) * c->stride);
+}
+
+int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d)
+{
+	cxl_pool *p = stream_pool();
+	struct chan_hdr *h;
+
+	if (!p)
+		return MPIS_NOT_READY;
+	memset(c, 0, sizeof(*c));
+	c->nslots = slots_from_env();
+	if (!c->nslots)
+		return stream_fail(MPI_ERR_ARG,
+				   "CXLMPI_STREAM_SLOTS=%s is not a number of "
+				   "slots in 1..%d; set it so or unset it (4)",
+				   getenv("CXLMPI_STREAM_SLOTS"),
+				   STREAM_MAX_SLOTS);
+	c->cap = cap;
+	c->stride = CXL_LINE + round_line(cap);
+	stream_obj_name(c->name, sizeof(c->name), "chan");
+	if (cxl_obj_create(p, c->name, CHAN_SLOTS + c->nslots * c->stride,
+			   CXL_OBJ_ZERO, &c->obj))
+		return stream_fail(
+			MPI_ERR_NO_MEM,
+			"no pool memory for a channel of %llu "
+			"slots of %llu bytes (%s); enlarge the pool "
+			"(CXL_POOL_SIZE) or lower CXLMPI_STREAM_SLOTS",
+			(unsigned long long)c->nslots, (unsigned long long)cap,
+			cxl_errmsg());
+	c->base = c->obj.ptr;
+	c->creator = true;
+	h = (struct chan_hdr *)c->base;
+	h->magic = CHAN_MAGIC;
+	h->nslots = c->nslots;
+	h->cap = cap;
+	h->stride = c->stride;
+	h->size = c->obj.size;
+	/* the header reaches the pool before the descriptor is sent */
+	cxl_flush(p, h, sizeof(*h));
+	cxl_wfence(p);
+	memset(d, 0, sizeof(*d));
+	d->magic = CHAN_MAGIC;
+	d->nslots = c->nslots;
+	d->cap = cap;
+	d->stride = c->stride;
+	d->size = c->obj.size;
+	snprintf(d->name, sizeof(d->name), "%s", c->name);
+	return MPIS_SUCCESS;
+}
+
+/* The sender opens the receiver's channel; need: the bytes it sends. */
+int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
+	      int peer)
+{
+	cxl_pool *p = stream_pool();
+	const struct chan_hdr *h;
+
+	if (!p)
+		return MPIS_NOT_READY;
+	memset(c, 0, sizeof(*c));
+	if (!d->magic)
+		return stream_fail(
+			MPI_ERR_OTHER,
+			"the receiver (rank %d) could not create the "
+			"channel; its own message names the cause",
+			peer);
+	/* the descriptor came from another process: check it all */
+	if (d->magic != CHAN_MAGIC || !memchr(d->name, 0, sizeof(d->name)) ||
+	    d->nslots < 1 || d->nslots > STREAM_MAX_SLOTS ||
+	    d->cap > STREAM_MAX_BYTES ||
+	    d->stride != CXL_LINE + round_line(d->cap) ||
+	    d->size < CHAN_SLOTS + d->nslots * d->stride)
+		return stream_fail(MPI_ERR_OTHER,
+				   "bad channel descriptor from the receiver "
+				   "(version mismatch of libcxlmpi between "
+				   "the ranks?)");
+	if (need > d->cap)
+		return stream_fail(MPI_ERR_TRUNCATE,
+				   "send of %llu bytes matched with a receive "
+				   "of %llu bytes; make the receive larger",
+				   (unsigned long long)need,
+				   (unsigned long long)d->cap);
+	if (cxl_obj_open(p, d->name, &c->obj))
+		return stream_fail(MPI_ERR_OTHER,
+				   "cannot open channel %s (%s); both ranks "
+				   "need the same pool and CXL_JOB",
+				   d->name, cxl_errmsg());
+	h = c->obj.ptr;
+	/* read the receiver's header from the pool, not a stale line */
+	cxl_inval(p, h, sizeof(*h));
+	if (c->obj.size < d->size || h->magic != CHAN_MAGIC ||
+	    h->nslots != d->nslots || h->cap != d->cap ||
+	    h->stride != d->stride || h->size != d->size) {
+		cxl_obj_close(&c->obj);
+		return stream_fail(MPI_ERR_OTHER,
+				   "channel %s in the pool does not match its "
+				   "descriptor",
+				   d->name);
+	}
+	snprintf(c->name, sizeof(c->name), "%s", d->name);
+	c->nslots = d->nslots;
+	c->cap = d->cap;
+	c->stride = d->stride;
+	c->base = c->obj.ptr;
+	return MPIS_SUCCESS;
+}
+
+void chan_close(struct chan *c)
+{
+	if (!c->base)
+		return;
+	cxl_obj_close(&c->obj);
+	if (c->creator)
+		cxl_obj_destroy(stream_pool(), c->name);
+	c->base = NULL;
+}
+
+/*
+ * The slot's flag word: the message's sequence number (mod 2^32) in the
+ * high half, its length (<= STREAM_MAX_BYTES < 2^32) in the low half, so
+ * that one uncached store publishes both and one uncached load reads them.
+ */
+static uint64_t flag_word(uint64_t k, uint64_t len)
+{
+	return (k & 0xffffffffu) << 32 | len;
+}
+
+/* Sender, message k: wait for the slot, copy, write back, then the flag. */
+int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
+{
+	cxl_pool *p = c->obj.pool;
+	uint64_t *hdr = slot_hdr(c, k), *consumed;
+	unsigned spins = 0;
+
+	if (len > c->cap)
+		return MPI_ERR_TRUNCATE;
+	consumed = (uint64_t *)(c->base + CHAN_CONSUMED);
+	/* credit: the receiver's line (uncached load), read only when the
+	 * last value read does not free the slot already */
+	while (k > c->nslots && c->credit < k - c->nslots) {
+		uint64_t v = cxl_nt_load64(p, consumed);
+
+		if (v >= k)
+			return MPI_ERR_OTHER; /* corrupt: not sent yet */
+		if (v > c->credit)
+			c->credit = v;
+		else
+			stream_spin(&spins);
+	}
+	/* the data, written back to the pool (copy_to_pool flushes); a
+	 * large message in chunks, each announced in the progress word so
+	 * that the receiver copies out while we copy in */
+	for (uint64_t off = 0; len > CHAN_CHUNK && off < len;) {
+		uint64_t n = len - off < CHAN_CHUNK ? len - off : CHAN_CHUNK;
+
+		cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE + off,
+				 (const uint8_t *)src + off, n);
+		off += n;
+		/* the chunk is in the pool before its announcement */
+		cxl_wfence(p);
+		cxl_nt_store64(p, &hdr[1], flag_word(k, off));
+	}
+	if (len <= CHAN_INLINE) {
+		/* small: in the flag's own line, the receiver's load of the
+		 * flag brings it along. Word by word with NT stores, never a
+		 * write-back of the line: our cached copy of it may be stale
+		 * (an earlier object at this offset), and writing it back
+		 * would also write stale flag words */
+		uint64_t w[CHAN_INLINE / 8] = { 0 };
+
+		memcpy(w, src, len);
+		for (uint64_t i = 0; i < (len + 7) / 8; i++)
+			cxl_nt_store64(p, &hdr[CHAN_INLINE_OFF / 8 + i], w[i]);
+	} else if (len <= CHAN_CHUNK) {
+		cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE, src, len);
+	}
+	/* the data is in the pool before the flag */
+	cxl_wfence(p);
+	cxl_nt_store64(p, hdr, flag_word(k, len));
+	/* drain the flag store so the receiver sees it promptly */
+	cxl_wfence(p);
+	return MPI_SUCCESS;
+}
+
+/* Receiver, message k: wait for the flag, copy out, give the credit. */
+int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
+{
+	cxl_pool *p = c->obj.pool;
+	uint64_t *hdr = slot_hdr(c, k), w, len, got = 0;
+	uint8_t *data = (uint8_t *)hdr + CXL_LINE;
+	unsigned spins = 0;
+
+	for (;;) {
+		/* the sender's flag, uncached load */
+		w = cxl_nt_load64(p, hdr);
+		if (w >> 32 == (k & 0xffffffffu))
+			break;
+		/* only the slot's previous message (or none) may be here */
+		if (w && w >> 32 != ((k - c->nslots) & 0xffffffffu))
+			return MPI_ERR_OTHER;
+		if (c->cap > CHAN_CHUNK) {
+			/* chunks announced so far (uncached load); whole
+			 * lines, within the receive and growing */
+			uint64_t v = cxl_nt_load64(p, &hdr[1]), r;
+
+			r = v & 0xffffffffu;
+			if (v >> 32 == (k & 0xffffffffu) && r > got) {
+				if (r > max || r > c->cap || r % CXL_LINE)
+					return MPI_ERR_OTHER;
+				/* invalidate and copy the chunks */
+				cxl_copy_from_pool(p, (uint8_t *)dst + got,
+						   data + got, r - got);
+				got = r;
+				spins = 0;
+				continue;
+			}
+		}
+		stream_spin(&spins);
+	}
+	len = w & 0xffffffffu;
+	if (len > max || len > c->cap)
+		return MPI_ERR_TRUNCATE;
+	if (got > len)
+		return MPI_ERR_OTHER;
+	if (len <= CHAN_INLINE)
+		/* in the flag's line, which the uncached load of the flag
+		 * just brought in from the pool: no invalidation */
+		memcpy(dst, (uint8_t *)hdr + CHAN_INLINE_OFF, len);
+	else
+		/* invalidate and copy the rest of what the flag published */
+		cxl_copy_from_pool(p, (uint8_t *)dst + got, data + got,
+				   len - got);
+	/* the loads above precede this store (x86 keeps stores after
+	 * earlier loads): the sender may reuse the slot after it. No fence
+	 * here, off the critical path: the next cxl_wfence of this thread
+	 * drains it (the progress thread fences when it goes idle) */
+	cxl_nt_store64(p, (uint64_t *)(c->base + CHAN_CONSUMED), k);
+	return MPI_SUCCESS;
+}

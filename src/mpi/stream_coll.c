@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Persistent collectives on a queue (MPIS_Barrier_init,
+ * MPIS_Allreduce_init) in one pool object per request: rank 0 creates it
+ * at matching (collective) and broadcasts its name. Operation k: a rank
+ * writes its contribution into area k % 2 of its row, then k into its
+ * flag line; it completes once every flag is >= k, reducing the rows in
+ * rank order (every rank gets the same bits). A rank can be at most one
+ * operation ahead of another, so area k % 2 is not reused before all have
+ * read it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "stream.h"
+
+static uint64_t round_line(uint64_t n)
+{
+	return (n + CXL_LINE - 1) & ~(uint64_t)(CXL_LINE - 1);
+}
+
+int coll_setup(MPIS_Request r)
+{
+	cxl_pool *p = stream_pool();
+	struct coll *co = &r->co;
+	int rc, ok = 1, all_ok;
+	uint64_t size;
+
+	if (!p)
+		return MPIS_NOT_READY;
+	memset(co, 0, sizeof(*co));
+	PMPI_Comm_size(r->comm, &co->n);
+	PMPI_Comm_rank(r->comm, &co->me);
+	co->bytes = r->bytes;
+	co->row = CXL_LINE + 2 * round_line(co->bytes);
+	size = (uint64_t)co->n * co->row;
+	if (co->me == 0) {
+		stream_obj_name(co->name, sizeof(co->name), "coll");
+		if (cxl_obj_create(p, co->name, size, CXL_OBJ_ZERO, &co->obj)) {
+			fprintf(stderr,
+				"libcxlmpi: no pool memory for a collective "
+				"of %llu bytes (%s); enlarge CXL_POOL_SIZE\n",
+				(unsigned long long)size, cxl_errmsg());
+			co->name[0] = 0;
+		}
+	}
+	rc = PMPI_Bcast(co->name, sizeof(co->name), MPI_CHAR, 0, r->comm);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* the name came from another process */
+	if (!memchr(co->name, 0, sizeof(co->name)) || !co->name[0])
+		ok = 0;
+	else if (co->me != 0 && cxl_obj_open(p, co->name, &co->obj))
+		ok = 0;
+	else if (co->obj.size < size)
+		ok = 0;
+	rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, r->comm);
+	if (rc == MPI_SUCCESS && !all_ok)
+		rc = MPI_ERR_OTHER;
+	if (co->me == 0 && co->name[0])
+		/* everyone has it open: the name can go, storage stays */
+		cxl_obj_destroy(p, co->name);
+	if (rc != MPI_SUCCESS) {
+		if (co->obj.ptr)
+			cxl_obj_close(&co->obj);
+		memset(co, 0, sizeof(*co));
+		return stream_fail(rc, "cannot set up a persistent collective "
+				       "in the pool; see the message above");
+	}
+	co->base = co->obj.ptr;
+	r->has_coll = true;
+	return MPIS_SUCCESS;
+}
+
+void coll_close(struct coll *co)
+{
+	if (co->base)
+		cxl_obj_close(&co->obj);
+	co->base = NULL;
+}
+
+#define ARITH_OPS(T)                                                     \
+	static int red_##T(void *dst, const void *src, int n, MPI_Op op) \
+	{                                                                \
+		T *d = dst;                                              \
+		const T *s = src;                                        \
+		for (int i = 0; i < n; i++) {                            \
+			if (op == MPI_SUM)                               \
+				d[i] = d[i] + s[i];                      \
+			else if (op == MPI_PROD)                         \
+				d[i] = d[i] * s[i];                      \
+			else if (op == MPI_MAX)                          \
+				d[i] = s[i] > d[i] ? s[i] : d[i];        \
+			else if (op == MPI_MIN)                          \
+				d[i] = s[i] < d[i] ? s[i] : d[i];        \
+			else                                             \
+				return -1;                               \
+		}                                                        \
+		return 0;                                                \
+	}
+ARITH_OPS(int)
+ARITH_OPS(long)
+ARITH_OPS(unsigned)
+ARITH_OPS(int64_t)
+ARITH_OPS(uint64_t)
+ARITH_OPS(float)
+ARITH_OPS(double)
+
+static int reduce(void *dst, const void *src, int n, MPI_Datatype dt, MPI_Op op)
+{
+	if (dt == MPI_INT || dt == MPI_INT32_T)
+		return red_int(dst, src, n, op);
+	if (dt == MPI_LONG)
+		return red_long(dst, src, n, op);
+	if (dt == MPI_UNSIGNED || dt == MPI_UINT32_T)
+		return red_unsigned(dst, src, n, op);
+	if (dt == MPI_INT64_T || dt == MPI_LONG_LONG)
+		return red_int64_t(dst, src, n, op);
+	if (dt == MPI_UINT64_T || dt == MPI_UNSIGNED_LONG_LONG)
+		return red_uint64_t(dst, src, n, op);
+	if (dt == MPI_FLOAT)
+		return red_float(dst, src, n, op);
+	if (dt == MPI_DOUBLE)
+		return red_double(dst, src, n, op);
+	return -1;
+}
+
+bool coll_supported(MPI_Datatype dt, MPI_Op op)
+{
+	uint64_t a[2] = { 0, 0 }, b[2] = { 0, 0 };
+
+	return reduce(a, b, 1, dt, op) == 0;
+}
+
+static uint8_t *area(struct coll *co, int rank, uint64_t k)
+{
+	return co->base + (uint64_t)rank * co->row + CXL_LINE +
+	       (k % 2) * round_line(co->bytes);
+}
+
+/* Progress thread: contribute to operation k. */
+void coll_start(MPIS_Request r, uint64_t k)
+{
+	struct coll *co = &r->co;
+	cxl_pool *p = co->obj.pool;
+	uint64_t *flag = (uint64_t *)(co->base + (uint64_t)co->me * co->row);
+
+	if (co->bytes)
+		/* our contribution, written back to the pool */
+		cxl_copy_to_pool(p, area(co, co->me, k), r->sendbuf, co->bytes);
+	/* contribution in the pool before our flag */
+	cxl_wfence(p);
+	cxl_nt_store64(p, flag, k);
+	cxl_wfence(p);
+}
+
+/* Progress thread: wait for every rank's operation k, then reduce. */
+int coll_finish(MPIS_Request r, uint64_t k)
+{
+	struct coll *co = &r->co;
+	cxl_pool *p = co->obj.pool;
+
+	for (int i = 0; i < co->n; i++) {
+		uint64_t *flag = (uint64_t *)(co->base + (uint64_t)i * co->row);
+		unsigned spins = 0;
+
+		for (;;) {
+			/* rank i's flag, uncached load */
+			uint64_t v = cxl_nt_load64(p, flag);
+
+			if (v == k || v == k + 1)
+				break;
+			if (v > k + 1)
+				return MPI_ERR_OTHER; /* corrupt */
+			stream_spin(&spins);
+		}
+	}
+	if (r->kind != SR_ALLREDUCE || !co->bytes)
+		return MPI_SUCCESS;
+	/* rank 0's row, then each other row reduced in, in rank order;
+	 * invalidate before reading what other hosts wrote */
+	cxl_copy_from_pool(p, r->buf, area(co, 0, k), co->bytes);
+	for (int i = 1; i < co->n; i++) {
+		const uint8_t *src = area(co, i, k);
+
+		cxl_inval(p, src, co->bytes);
+		if (reduce(r->buf, src, r->count, r->dt, r->op))
+			return MPI_ERR_OP;
+	}
+	return MPI_SUCCESS;
+}

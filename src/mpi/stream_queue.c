@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPIS_Queue: the host execution stream (THREAD, the reference's thread
+ * backend). The calling thread validates and appends operations to a
+ * single-producer ring; the queue's progress thread runs them in order:
+ *   start of a send       copy into the pool channel + flag
+ *   start of a receive    nothing (the data arrives at the wait)
+ *   start of a collective contribution + flag
+ *   wait (all started)    receives: poll flag, copy out, credit;
+ *                         collectives: poll flags, reduce
+ *   host function         call it (CXLMPI_Enqueue_host)
+ * Request state (started, waited) is kept by the calling thread when it
+ * enqueues, so erroneous use is refused at once and changes nothing.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stream.h"
+
+#define RING 1024u	 /* operations in flight per queue */
+#define IDLE_YIELDS 4096 /* idle yields before the thread sleeps */
+#define WAIT_SPINS 256	 /* host waits: spin steps before it sleeps */
+#define WAIT_SPINS_MAX 1000000000L
+
+MPIS_Queue ACTIVE_QUEUE = MPIS_QUEUE_NULL;
+
+enum op_type {
+	OP_START,
+	OP_WAITALL,
+	OP_HOST,
+	OP_STOP
+};
+
+struct pend {
+	MPIS_Request r;
+	uint64_t k;
+};
+
+struct op {
+	int type;
+	MPIS_Request r;
+	uint64_t k;
+	struct pend *set; /* OP_WAITALL: the requests it completes */
+	int nset;
+	void (*fn)(void *);
+	void *arg;
+};
+
+struct stream_queue {
+	int type;
+	pthread_t thread;
+	struct op ring[RING];
+	atomic_uint_fast64_t tail; /* written by the caller */
+	atomic_uint_fast64_t head; /* written by the progress thread */
+	atomic_int sleeping, waiters, err;
+	unsigned wait_spins; /* CXLMPI_STREAM_WAIT_SPINS */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;   /* the progress thread sleeps on it */
+	pthread_cond_t done; /* the host thread waits for head on it */
+	/* caller thread: started and not yet waited for */
+	struct pend *pend;
+	int npend, cappend;
+};
+
+static cxl_pool *spool;
+
+cxl_pool *stream_pool(void)
+{
+	struct cxl_pool_opts o;
+
+	if (spool)
+		return spool;
+	spool = get_pool();
+	if (spool || !getenv("CXL_POOL"))
+		return spool;
+	/* MPI_Alloc_mem is not in the pool (CXLMPI_ALLOC_MEM=0): attach */
+	if (cxl_opts_from_env(&o) || cxl_pool_attach_shared(&o, &spool)) {
+		spool = NULL;
+		stream_fail(MPIS_NOT_READY, "cannot attach the pool (%s)",
+			    cxl_errmsg());
+	}
+	return spool;
+}
+
+/* As obj_name (alloc.c), but on the stream's attachment, which exists
+ * also when MPI_Alloc_mem is not in the pool (CXLMPI_ALLOC_MEM=0). */
+void stream_obj_name(char *buf, size_t len, const char *kind)
+{
+	snprintf(buf, len, "cxlmpi.%s.h%u.%ld.%lu", kind,
+		 (unsigned)cxl_pool_host_id(spool), (long)getpid(), ++mem_seq);
+}
+
+int stream_fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("libcxlmpi: stream: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+/*
+ * Busy-wait step *n (from 0) of a wait: pause for the first
+ * SPIN_NS nanoseconds, then yield the core at every step (2 cores are
+ * shared by ranks and their progress threads). By time, not by count:
+ * one poll costs 5 ns in the coherent mode and over 1 us in the flush
+ * mode on this machine.
+ */
+#define SPIN_NS 2000
+static _Thread_local uint64_t spin_t0;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void stream_spin(unsigned *n)
+{
+	if ((*n)++ == 0)
+		spin_t0 = now_ns();
+	if (now_ns() - spin_t0 < SPIN_NS)
+		__builtin_ia32_pause();
+	else
+		sched_yield();
+}
+
+static struct stream_queue *to_queue(MPIS_Queue q)
+{
+	return (struct stream_queue *)q;
+}
+
+static void run(struct stream_queue *q, struct op *o)
+{
+	int rc = MPI_SUCCESS;
+
+	switch (o->type) {
+	case OP_START:
+		if (atomic_load(&q->err))
+			break;
+		if (o->r->kind == SR_SEND && o->r->has_chan)
+			rc = chan_send(&o->r->ch, o->k, o->r->buf, o->r->bytes);
+		else if (o->r->has_coll)
+			coll_start(o->r, o->k);
+		break;
+	case OP_WAITALL:
+		for (int i = 0; i < o->nset; i++) {
+			MPIS_Request r = o->set[i].r;
+
+			if (!rc && !atomic_load(&q->err)) {
+				if (r->kind == SR_RECV && r->has_chan)
+					rc = chan_recv(&r->ch, o->set[i].k,
+						       r->buf, r->bytes);
+				else if (r->has_coll)
+					rc = coll_finish(r, o->set[i].k);
+			}
+			atomic_fetch_sub(&r->inflight, 1);
+		}
+		free(o->set);
+		break;
+	case OP_HOST:
+		if (!atomic_load(&q->err))
+			o->fn(o->arg);
+		break;
+	}
+	if (rc != MPI_SUCCESS && !atomic_load(&q->err)) {
+		atomic_store(&q->err, rc);
+		stream_fail(rc,
+			    "queue operation failed (%s); the queue stops "
+			    "running operations and MPIS_Queue_wait returns "
+			    "the error",
+			    rc == MPI_ERR_TRUNCATE
+				    ? "message larger than the receive"
+				    : "inconsistent channel in the pool");
+	}
+}
+
+static void *progress(void *arg)
+{
+	struct stream_queue *q = arg;
+	uint64_t h = atomic_load(&q->head);
+	unsigned idle = 0;
+
+	for (;;) {
+		/* acquire: the operation's fields were written before tail */
+		if (h == atomic_load_explicit(&q->tail, memory_order_acquire)) {
+			/* going idle: drain this thread's unfenced NT stores
+			 * (receive credits) */
+			if (!idle)
+				cxl_wfence(stream_pool());
+			if (idle < IDLE_YIELDS) {
+				stream_spin(&idle);
+				continue;
+			}
+			pthread_mutex_lock(&q->mu);
+			atomic_store(&q->sleeping, 1);
+			while (h == atomic_load(&q->tail))
+				pthread_cond_wait(&q->cv, &q->mu);
+			atomic_store(&q->sleeping, 0);
+			pthread_mutex_unlock(&q->mu);
+			idle = 0;
+			continue;
+		}
+		idle = 0;
+		struct op *o = &q->ring[h % RING];
+
+		if (o->type == OP_STOP)
+			return NULL;
+		run(q, o);
+		/* release the operation's effects with the count; seq_cst
+		 * against q->waiters (the host sets it, then reads head) */
+		atomic_store(&q->head, ++h);
+		if (atomic_load(&q->waiters)) {
+			pthread_mutex_lock(&q->mu);
+			pthread_cond_broadcast(&q->done);
+			pthread_mutex_unlock(&q->mu);
+		}
+	}
+}
+
+/* Host thread: wait until the progress thread's head reaches h. Spins a
+ * little, then sleeps, leaving the core to the progress threads. */
+static void wait_head(struct stream_queue *q, uint64_t h)
+{
+	unsigned spins = 0;
+
+	/* acquire: the thread's effects (received data) before head */
+	while (atomic_load_explicit(&q->head, memory_order_acquire) < h) {
+		if (spins < q->wait_spins) {
+			stream_spin(&spins);
+			continue;
+		}
+		pthread_mutex_lock(&q->mu);
+		atomic_fetch_add(&q->waiters, 1);
+		while (atomic_load(&q->head) < h)
+			pthread_cond_wait(&q->done, &q->mu);
+		atomic_fetch_sub(&q->waiters, 1);
+		pthread_mutex_unlock(&q->mu);
+	}
+}
+
+static void push(struct stream_queue *q, const struct op *o)
+{
+	uint64_t t = atomic_load(&q->tail);
+
+	if (t - atomic_load(&q->head) >= RING)
+		wait_head(q, t - RING + 1);
+	q->ring[t % RING] = *o;
+	/* release the operation; seq_cst against q->sleeping (the thread
+	 * sets sleeping, then reads tail): one of us sees the other */
+	atomic_store(&q->tail, t + 1);
+	if (atomic_load(&q->sleeping)) {
+		pthread_mutex_lock(&q->mu);
+		pthread_cond_signal(&q->cv);
+		pthread_mutex_unlock(&q->mu);
+	}
+}
+
+int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
+{
+	struct stream_queue *q;
+	const char *e;
+	long spins = WAIT_SPINS;
+
+	(void)extra; /* the stream of a GPU backend */
+	if (!queue)
+		return MPI_ERR_ARG;
+	if (type == GPU_MEM_OPS)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "GPU_MEM_OPS queues need the CUDA backend, "
+				   "which this libcxlmpi was built without "
+				   "(no CUDA found); use THREAD");
+	if (type != THREAD && type != THREAD_SERIALIZED)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "queue type %d is not supported on the "
+				   "pool; use THREAD",
+				   (int)type);
+	if (!stream_pool())
+		return stream_fail(MPIS_NOT_READY,
+				   "no pool: set CXL_POOL (and run with the "
+				   "cxl provider) to use stream queues");
+	e = getenv("CXLMPI_STREAM_WAIT_SPINS");
+	if (e) {
+		char *end;
+
+		spins = strtol(e, &end, 10);
+		if (!*e || *end || spins < 0 || spins > WAIT_SPINS_MAX)
+			return stream_fail(
+				MPI_ERR_ARG,
+				"CXLMPI_STREAM_WAIT_SPINS=%s is not "
+				"a number of spins in 0..%ld; set it "
+				"so or unset it (%d)",
+				e, WAIT_SPINS_MAX, WAIT_SPINS);
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return MPI_ERR_NO_MEM;
+	q->type = type;
+	q->wait_spins = (unsigned)spins;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	pthread_cond_init(&q->done, NULL);
+	if (pthread_create(&q->thread, NULL, progress, q)) {
+		free(q);
+		return stream_fail(MPI_ERR_OTHER,
+				   "cannot start a progress thread");
+	}
+	*queue = (MPIS_Queue)q;
+	ACTIVE_QUEUE = *queue;
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Queue_wait(MPIS_Queue queue)
+{
+	struct stream_queue *q = to_queue(queue);
+
+	if (!q)
+		return MPIS_NOT_READY;
+	wait_head(q, atomic_load(&q->tail));
+	return atomic_load(&q->err);
+}
+
+int MPIS_Queue_free(MPIS_Queue *queue)
+{
+	struct stream_queue *q;
+	struct op o = { .type = OP_STOP };
+
+	if (!queue || !(q = to_queue(*queue)))
+		return MPIS_NOT_READY;
+	if (q->npend)
+		return stream_fail(MPIS_INVALID_REQUEST_STATE,
+				   "MPIS_Queue_free: %d started requests were "
+				   "not waited for; call MPIS_Enqueue_waitall "
+				   "first",
+				   q->npend);
+	push(q, &o);
+	pthread_join(q->thread, NULL);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->cv);
+	pthread_cond_destroy(&q->done);
+	free(q->pend);
+	if (ACTIVE_QUEUE == *queue)
+		ACTIVE_QUEUE = MPIS_QUEUE_NULL;
+	free(q);
+	*queue = MPIS_QUEUE_NULL;
+	return MPIS_SUCCESS;
+}
+
+/* May r be started on q? Completes a posted match of a send. */
+static int startable(MPIS_Request r)
+{
+	if (!r || r->kind == SR_MATCH)
+		return MPIS_INVALID_REQUEST_STATE;
+	/* started and not waited for: a start again, here or on another
+	 * queue, is erroneous (its wait belongs to r->active) */
+	if (r->active)
+		return MPIS_INVALID_REQUEST_STATE;
+	if (r->state == SR_UNMATCHED)
+		return MPIS_INVALID_REQUEST_STATE;
+	return MPIS_SUCCESS;
+}
+
+static int start_one(struct stream_queue *q, MPIS_Request r)
+{
+	struct op o = { .type = OP_START, .r = r };
+
+	if (q->npend == q->cappend) {
+		int n = q->cappend ? 2 * q->cappend : 16;
+		struct pend *p = realloc(q->pend, sizeof(*p) * (size_t)n);
+
+		if (!p)
+			return MPI_ERR_NO_MEM;
+		q->pend = p;
+		q->cappend = n;
+	}
+	o.k = ++r->seq;
+	r->active = q;
+	q->pend[q->npend++] = (struct pend){ r, o.k };
+	atomic_fetch_add(&r->inflight, 1);
+	push(q, &o);
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Enqueue_startall(MPIS_Queue queue, int n, MPIS_Request reqs[])
+{
+	struct stream_queue *q = to_queue(queue);
+	int rc;
+
+	if (!q)
+		return MPIS_NOT_READY;
+	if (n < 0 || (n && !reqs))
+		return MPI_ERR_ARG;
+	for (int i = 0; i < n; i++) {
+		rc = startable(reqs[i]);
+		if (rc)
+			return stream_fail(
+				rc,
+				"MPIS_Enqueue_start(all): request "
+				"%d is %s; match it, and enqueue a "
+				"wait before starting it again",
+				i,
+				!reqs[i]	  ? "null"
+				: reqs[i]->active ? "started and not waited for"
+						  : "not matched");
+		for (int j = 0; j < i; j++)
+			if (reqs[j] == reqs[i])
+				return stream_fail(
+					MPIS_INVALID_REQUEST_STATE,
+					"MPIS_Enqueue_startall: request %d "
+					"appears twice",
+					i);
+	}
+	/* complete pending matches before anything is enqueued */
+	for (int i = 0; i < n; i++) {
+		rc = match_finish(reqs[i], true);
+		if (rc)
+			return rc;
+	}
+	for (int i = 0; i < n; i++) {
+		rc = start_one(q, reqs[i]);
+		if (rc)
+			return rc;
+	}
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Enqueue_start(MPIS_Queue queue, MPIS_Request *req)
+{
+	if (!req)
+		return MPI_ERR_ARG;
+	return MPIS_Enqueue_startall(queue, 1, req);
+}
+
+int MPIS_Enqueue_waitall(MPIS_Queue queue)
+{
+	struct stream_queue *q = to_queue(queue);
+	struct op o = { .type = OP_WAITALL };
+
+	if (!q)
+		return MPIS_NOT_READY;
+	if (!q->npend)
+		return MPIS_SUCCESS;
+	o.set = malloc(sizeof(*o.set) * (size_t)q->npend);
+	if (!o.set)
+		return MPI_ERR_NO_MEM;
+	memcpy(o.set, q->pend, sizeof(*o.set) * (size_t)q->npend);
+	o.nset = q->npend;
+	for (int i = 0; i < q->npend; i++)
+		q->pend[i].r->active = NULL;
+	q->npend = 0;
+	push(q, &o);
+	return MPIS_SUCCESS;
+}
+
+int CXLMPI_Enqueue_host(MPIS_Queue queue, void (*fn)(void *), void *arg)
+{
+	struct stream_queue *q = to_queue(queue);
+	struct op o = { .type = OP_HOST, .fn = fn, .arg = arg };
+
+	if (!q)
+		return MPIS_NOT_READY;
+	if (!fn)
+		return MPI_ERR_ARG;
+	push(q, &o);
+	return MPIS_SUCCESS;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPIS_Request: creation (persistent send, receive, barrier, allreduce),
+ * waiting for an MPIS_Imatch request, and freeing. Data must be
+ * contiguous (the progress thread copies bytes; it makes no MPI call).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+void MPIS_Hello_world(void)
+{
+	printf("Hello world!\n");
+}
+
+/* Bytes of count elements of a contiguous datatype, and the offset of
+ * the first byte; MPIS_UNSUPPORTED_BEHAVIOR if it is not contiguous. */
+static int contiguous(MPI_Count count, MPI_Datatype dt, uint64_t *bytes,
+		      MPI_Count *lb)
+{
+	MPI_Count size, tlb, text, xlb, xext;
+
+	if (count < 0)
+		return MPI_ERR_COUNT;
+	if (dt == MPI_DATATYPE_NULL)
+		return MPI_ERR_TYPE;
+	PMPI_Type_size_x(dt, &size);
+	PMPI_Type_get_true_extent_x(dt, &tlb, &text);
+	PMPI_Type_get_extent_x(dt, &xlb, &xext);
+	if (size != text || (count > 1 && size != xext))
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "stream requests need a contiguous "
+				   "datatype; pack the data first");
+	if (size && (uint64_t)count > STREAM_MAX_BYTES / (uint64_t)size)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "a stream request carries at most %llu "
+				   "bytes",
+				   (unsigned long long)STREAM_MAX_BYTES);
+	*bytes = (uint64_t)count * (uint64_t)size;
+	*lb = tlb;
+	return MPIS_SUCCESS;
+}
+
+static int p2p_init(int kind, const void *buf, MPI_Count count, MPI_Datatype dt,
+		    int peer, int tag, MPI_Comm comm, MPIS_Request *req)
+{
+	MPIS_Request r;
+	MPI_Count lb = 0;
+	uint64_t bytes = 0;
+	int rc;
+
+	if (!req)
+		return MPI_ERR_ARG;
+	if (comm == MPI_COMM_NULL)
+		return MPI_ERR_COMM;
+	if (peer == MPI_ANY_SOURCE || tag == MPI_ANY_TAG)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "stream receives are matched once with one "
+				   "sender: give a source rank and a tag, not "
+				   "MPI_ANY_SOURCE/MPI_ANY_TAG");
+	rc = contiguous(count, dt, &bytes, &lb);
+	if (rc)
+		return rc;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	r->kind = kind;
+	r->state = SR_UNMATCHED;
+	r->buf = (uint8_t *)buf + lb;
+	r->bytes = bytes;
+	r->peer = peer;
+	r->tag = tag;
+	r->comm = comm;
+	r->hs = MPI_REQUEST_NULL;
+	*req = r;
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Send_init(const void *buf, MPI_Count count, MPI_Datatype datatype,
+		   int dest, int tag, MPI_Comm comm, MPI_Info info,
+		   MPIS_Request *req)
+{
+	(void)info;
+	return p2p_init(SR_SEND, buf, count, datatype, dest, tag, comm, req);
+}
+
+int MPIS_Recv_init(void *buf, MPI_Count count, MPI_Datatype datatype, int src,
+		   int tag, MPI_Comm comm, MPI_Info info, MPIS_Request *req)
+{
+	(void)info;
+	return p2p_init(SR_RECV, buf, count, datatype, src, tag, comm, req);
+}
+
+int MPIS_Barrier_init(MPI_Comm comm, MPI_Info info, MPIS_Request *req)
+{
+	MPIS_Request r;
+
+	(void)info;
+	if (!req)
+		return MPI_ERR_ARG;
+	if (comm == MPI_COMM_NULL)
+		return MPI_ERR_COMM;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	r->kind = SR_BARRIER;
+	r->state = SR_UNMATCHED;
+	r->comm = comm;
+	r->hs = MPI_REQUEST_NULL;
+	*req = r;
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Allreduce_init(const void *sendbuf, void *recvbuf, int count,
+			MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+			MPI_Info info, MPIS_Request *req)
+{
+	MPIS_Request r;
+	MPI_Count lb = 0;
+	uint64_t bytes = 0;
+	int rc;
+
+	(void)info;
+	if (!req)
+		return MPI_ERR_ARG;
+	if (comm == MPI_COMM_NULL)
+		return MPI_ERR_COMM;
+	rc = contiguous(count, datatype, &bytes, &lb);
+	if (rc)
+		return rc;
+	if (!coll_supported(datatype, op))
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "MPIS_Allreduce_init: only MPI_SUM, "
+				   "MPI_PROD, MPI_MAX and MPI_MIN on integer, "
+				   "float and double types");
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	r->kind = SR_ALLREDUCE;
+	r->state = SR_UNMATCHED;
+	r->buf = (uint8_t *)recvbuf + lb;
+	r->sendbuf = sendbuf == MPI_IN_PLACE ? r->buf
+					     : (const uint8_t *)sendbuf + lb;
+	r->bytes = bytes;
+	r->count = count;
+	r->dt = datatype;
+	r->op = op;
+	r->comm = comm;
+	r->hs = MPI_REQUEST_NULL;
+	*req = r;
+	return MPIS_SUCCESS;
+}
+
+/* MPIS_Wait completes an MPIS_Imatch request (as in the reference, it
+ * does not wait for communication: that is MPIS_Enqueue_waitall). */
+int MPIS_Wait(MPIS_Request *req, MPI_Status *status)
+{
+	MPIS_Request m;
+	int rc;
+
+	if (!req || !*req)
+		return MPIS_SUCCESS;
+	m = *req;
+	if (m->kind != SR_MATCH)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "MPIS_Wait waits for MPIS_Imatch requests "
+				   "only; wait for communication with "
+				   "MPIS_Enqueue_waitall and MPIS_Queue_wait");
+	rc = match_finish(m->target, true);
+	if (rc)
+		return rc;
+	if (status != MPI_STATUS_IGNORE) {
+		status->MPI_SOURCE = m->target->peer;
+		status->MPI_TAG = m->target->tag;
+		status->MPI_ERROR = MPI_SUCCESS;
+	}
+	free(m);
+	*req = MPIS_REQUEST_NULL;
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Waitall(int n, MPIS_Request reqs[], MPI_Status *statuses)
+{
+	for (int i = 0; i < n; i++) {
+		int rc = MPIS_Wait(&reqs[i], statuses == MPI_STATUSES_IGNORE
+						     ? MPI_STATUS_IGNORE
+						     : &statuses[i]);
+		if (rc)
+			return rc;
+	}
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Request_free(MPIS_Request *req)
+{
+	MPIS_Request r;
+	unsigned spins = 0;
+
+	if (!req || !*req)
+		return MPIS_SUCCESS;
+	r = *req;
+	if (r->kind == SR_MATCH)
+		return stream_fail(MPIS_INVALID_REQUEST_STATE,
+				   "MPIS_Request_free of an MPIS_Imatch "
+				   "request: complete it with MPIS_Wait");
+	if (r->active)
+		return stream_fail(MPIS_INVALID_REQUEST_STATE,
+				   "MPIS_Request_free of a started request: "
+				   "enqueue its wait (MPIS_Enqueue_waitall) "
+				   "first");
+	/* its wait is enqueued: let the progress thread finish with it */
+	while (atomic_load(&r->inflight))
+		stream_spin(&spins);
+	if (r->hs != MPI_REQUEST_NULL) {
+		int flag = 0;
+
+		/* a handshake the peer never matched: withdraw it */
+		PMPI_Test(&r->hs, &flag, MPI_STATUS_IGNORE);
+		if (!flag) {
+			PMPI_Cancel(&r->hs);
+			PMPI_Wait(&r->hs, MPI_STATUS_IGNORE);
+		}
+	}
+	if (r->has_chan)
+		chan_close(&r->ch);
+	if (r->has_coll)
+		coll_close(&r->co);
+	free(r);
+	*req = MPIS_REQUEST_NULL;
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Request_freeall(int n, MPIS_Request reqs[])
+{
+	for (int i = 0; i < n; i++)
+		if (reqs[i] && (reqs[i]->kind == SR_MATCH || reqs[i]->active))
+			return MPIS_INVALID_REQUEST_STATE;
+	for (int i = 0; i < n; i++)
+		MPIS_Request_free(&reqs[i]);
+	return MPIS_SUCCESS;
+}
