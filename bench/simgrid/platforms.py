@@ -65,6 +65,9 @@ class Platform:
         Ethernet cluster; here latency and bandwidth are as given)."""
         return [
             "--cfg=smpi/host-speed:" + HOST_SPEED,
+            # the programs charge their compute themselves (APP_COMPUTE
+            # in bench/simgrid/apps/app.h): nothing else is timed
+            "--cfg=smpi/simulate-computation:no",
             "--cfg=smpi/os:0:%.9g:0" % self.send_s,
             "--cfg=smpi/or:0:%.9g:0" % self.recv_s,
             "--cfg=smpi/bw-factor:0:1",
@@ -115,10 +118,9 @@ def cxl_switch(dev: costs.Device, hosts: int, sw_s: float,
 
 
 def fat_tree(net: costs.Network, hosts: int, sw_s: float) -> Platform:
-    if hosts % LEAF_PORTS:
-        raise ValueError(f"fat tree of {hosts} hosts: give a multiple of "
-                         f"{LEAF_PORTS} (hosts per leaf switch)")
-    leaves = hosts // LEAF_PORTS
+    # whole leaves; ranks go to the first hosts (one leaf up to 32)
+    leaves = max(1, -(-hosts // LEAF_PORTS))
+    hosts = leaves * LEAF_PORTS
     # 4 links host-leaf-spine-leaf-host carry the NIC-to-NIC latency and
     # 3 switch hops
     end_to_end = net.nic_ns.value + 3 * net.hop_ns.value

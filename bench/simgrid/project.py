@@ -53,6 +53,7 @@ PROVIDER_DIR = REPO / "build" / "src" / "fabric"
 APPS = HERE / "apps"
 SKIP = 77
 RESULT_RE = re.compile(r"^RESULT\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$", re.M)
+SW_US_DEFAULT = 1.3  # docs/benchmarks.md: 1.17-1.33 us, cxl-coherent, MPI
 GOAL = 0.25  # model check: |predicted / measured - 1| <= 25 %
 
 
@@ -169,7 +170,8 @@ def real_run(exe: Path, prog: Program, ranks: int) -> float | None:
 
 
 def sim_run(exe: Path, prog: Program, p: plat.Platform, ranks: int,
-            args: tuple[str, ...], work: Path) -> float | None:
+            args: tuple[str, ...], work: Path,
+            env: dict[str, str] | None = None) -> float | None:
     xml = work / f"{p.name}-{ranks}.xml"
     hosts = work / f"{p.name}-{ranks}.hosts"
     xml.write_text(p.xml)
@@ -178,7 +180,7 @@ def sim_run(exe: Path, prog: Program, p: plat.Platform, ranks: int,
            "-hostfile", str(hosts), "-no-privatize",
            "--log=root.thresh:error", *p.smpi_options(),
            str(exe), *args]
-    rc, out = run(cmd, 600)
+    rc, out = run(cmd, 600, dict(os.environ, **(env or {})))
     t = result_seconds(out, prog.name)
     if rc != 0 or t is None:
         log(f"SMPI run of {prog.name} on {p.name} with {ranks} ranks "
@@ -291,6 +293,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-ranks", type=int, default=None,
                     help="largest rank count of the projection (default "
                          "256, 64 with --quick)")
+    ap.add_argument("--sw-us", default=str(SW_US_DEFAULT),
+                    help="MPI software time per message on the projected "
+                         "platforms, us, or 'measured' for this run's "
+                         "coherent-mode 8 B latency (default %(default)s: "
+                         "docs/benchmarks.md, cxl-coherent through MPICH "
+                         "on this VM unloaded; a loaded machine measures "
+                         "many times more)")
     ap.add_argument("--repeat", type=int, default=None,
                     help="real runs and calibration per point, median "
                          "(default 3, 1 with --quick)")
@@ -365,7 +374,8 @@ def main(argv: list[str] | None = None) -> int:
         # projection
         ranks = [2 ** i for i in range(1, 13) if 2 ** i <= max_ranks]
         names = ["cxl-cmpi", "ib-hdr"] + ([] if quick else ["cxl-seed002"])
-        sw = cal.lat_coh_s
+        sw = cal.lat_coh_s if a.sw_us == "measured" else \
+            float(a.sw_us) * 1e-6
         print("== platforms (bench/simgrid/costs.py; device "
               f"{DEVICE_MODEL})")
         for name in names:
@@ -379,16 +389,38 @@ def main(argv: list[str] | None = None) -> int:
               f"{msg.recv_ns:.0f} ns; one way {msg.one_way_ns:.0f} ns + "
               f"{sw * 1e6:.3f} us software = "
               f"{msg.one_way_ns / 1e3 + sw * 1e6:.2f} us\n")
+        # compute cost per grid point of each compute block, measured
+        # once per program (SMPI, 2 ranks, this machine), then charged
+        # alike on every platform and rank count
+        compute: dict[str, dict[str, str]] = {}
+        print("== compute per point, measured once per program (2 ranks, "
+              "SMPI on this machine), charged on every platform")
+        for p in PROGRAMS:
+            f = work / f"{p.name}.compute"
+            log(f"compute cost of {p.name}")
+            args = p.proj_args + ("--iters", str(p.sim_iters))
+            if sim_run(exes["sim"][p.name], p, machine, 2, args, work,
+                       {"PROJ_COMPUTE_SAVE": str(f)}) is None \
+                    or not f.exists():
+                failed = True
+                continue
+            compute[p.name] = {"PROJ_COMPUTE_LOAD": str(f)}
+            print(f"{p.name}: " + ", ".join(
+                f"line {ln}: {ns} ns" for ln, ns in
+                (x.split() for x in f.read_text().splitlines())))
+        print()
         results: dict[tuple[str, str], dict[int, float]] = {}
         for p in PROGRAMS:
             args = p.proj_args + ("--iters", str(p.sim_iters))
             scale = p.iters / p.sim_iters
+            if p.name not in compute:
+                continue
             for name in names:
                 for r in ranks:
                     log(f"projection: {p.name} on {name}, {r} ranks")
                     t = sim_run(exes["sim"][p.name], p,
                                 plat.build(name, r, sw, DEVICE_MODEL), r,
-                                args, work)
+                                args, work, compute[p.name])
                     failed |= t is None
                     if t is not None:
                         results.setdefault((p.name, name), {})[r] = \
@@ -403,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"sharing check: {p.name}, {r} ranks")
                 t = sim_run(exes["sim"][p.name], p,
                             plat.build("cxl-cmpi", r, sw, "shared"), r,
-                            args, work)
+                            args, work, compute.get(p.name))
                 part = results.get((p.name, "cxl-cmpi"), {}).get(r)
                 full = t * p.iters / p.sim_iters if t else None
                 share_rows.append([p.name, str(r), fmt(full), fmt(part),

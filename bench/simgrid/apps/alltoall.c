@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	t0 = MPI_Wtime();
 	for (int it = 0; it < iters; it++) {
 		/* local pass, by destination block */
-		APP_COMPUTE
+		APP_COMPUTE((double)local)
 		{
 			for (size_t i = 0; i < local; i++)
 				a[i] = a[i] * 0.5 + 0.25;

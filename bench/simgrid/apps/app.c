@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 void *app_alloc(size_t n)
 {
@@ -34,6 +35,107 @@ void *app_alloc_sim(size_t n, const char *file, int line)
 			       : app_alloc(n);
 }
 
+/* Sampled compute blocks, by source line; shared by all simulated ranks
+ * (no privatization; SMPI runs one rank at a time, in one thread). */
+#define MAX_SITES 32
+static struct {
+	int line, runs;
+	double ns_per_point;
+} sites[MAX_SITES];
+static int nsites, sites_loaded;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void sites_load(void)
+{
+	const char *path = getenv("PROJ_COMPUTE_LOAD");
+	FILE *f;
+	int line;
+	double ns;
+
+	sites_loaded = 1;
+	if (!path || !*path)
+		return;
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr,
+			"projection program: cannot read PROJ_COMPUTE_LOAD=%s: "
+			"run once with PROJ_COMPUTE_SAVE=%s first\n",
+			path, path);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	while (nsites < MAX_SITES && fscanf(f, "%d %lf", &line, &ns) == 2) {
+		sites[nsites].line = line;
+		sites[nsites].runs = APP_SAMPLES;
+		sites[nsites++].ns_per_point = ns;
+	}
+	fclose(f);
+}
+
+static void sites_save(void)
+{
+	const char *path = getenv("PROJ_COMPUTE_SAVE");
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr,
+			"projection program: cannot write PROJ_COMPUTE_SAVE=%s: "
+			"give a writable path\n",
+			path);
+		return;
+	}
+	for (int i = 0; i < nsites; i++)
+		fprintf(f, "%d %.6g\n", sites[i].line, sites[i].ns_per_point);
+	fclose(f);
+}
+
+struct app_block app_block_begin(int line, double points)
+{
+	struct app_block b = { 1, -1, points, 0 };
+
+	if (!sites_loaded)
+		sites_load();
+	for (int i = 0; i < nsites; i++)
+		if (sites[i].line == line)
+			b.site = i;
+	if (b.site < 0 && nsites < MAX_SITES) {
+		b.site = nsites++;
+		sites[b.site].line = line;
+	}
+	if (b.site >= 0 && sites[b.site].runs >= APP_SAMPLES) {
+		smpi_execute(points * sites[b.site].ns_per_point * 1e-9);
+		b.run = 0;
+		return b;
+	}
+	b.t0 = now_ns();
+	return b;
+}
+
+void app_block_end(struct app_block *b)
+{
+	double ns = now_ns() - b->t0;
+
+	b->run = 0;
+	if (b->site >= 0 && b->points > 0) {
+		int n = sites[b->site].runs++;
+
+		/* running mean of the time per point */
+		sites[b->site].ns_per_point +=
+			(ns / b->points - sites[b->site].ns_per_point) /
+			(n + 1);
+	}
+	smpi_execute(ns * 1e-9);
+}
+
 void app_free_sim(void *p)
 {
 	if (shared_malloc())
@@ -60,6 +162,10 @@ void app_report(const char *program, double seconds, double check)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0,
 		   MPI_COMM_WORLD);
+#if APP_SIMULATED
+	if (rank == 0)
+		sites_save();
+#endif
 	if (rank == 0) {
 		printf("RESULT %s %d %.9f %.9e\n", program, size, slowest,
 		       check);

@@ -6,15 +6,16 @@
  * the result line.
  *
  * Under SMPI (smpi.h defines SMPI_SHARED_MALLOC) compute blocks are
- * sampled: their first runs are executed, the rest are charged at the
- * measured mean, so that 4096 ranks fit in one process and in seconds.
+ * sampled (APP_COMPUTE): their first runs are executed, the rest are
+ * charged at the measured mean, so that many ranks fit in one process.
  * With PROJ_SHARED_MALLOC=1 in the environment the big arrays are also
  * shared by all simulated ranks (SMPI_SHARED_MALLOC), for problems larger
  * than the memory; sampled blocks then run on aliased, cache-hot memory and
  * measure less compute than a real run would, so it is off by default.
  * The numbers a simulated run computes are garbage; only the real (mpicc)
- * build checks them. No mutable global state: SMPI runs without
- * privatization (-no-privatize).
+ * build checks them. The only mutable global state is the table of
+ * sampled blocks, meant to be shared by all simulated ranks (SMPI runs
+ * without privatization, -no-privatize, one rank at a time).
  */
 #ifndef PROJ_APP_H
 #define PROJ_APP_H
@@ -26,16 +27,30 @@
 #define APP_SIMULATED 1
 #define APP_ALLOC(n) app_alloc_sim((n), __FILE__, __LINE__)
 #define APP_FREE(p) app_free_sim(p)
-/* A compute block, sampled: its first 4 runs (over all ranks: global)
- * are executed and timed, later runs are charged at their mean without
- * running. One block per phase, so that the simulator sees one
- * computation per rank and phase, not one per loop iteration. */
-#define APP_COMPUTE SMPI_SAMPLE_GLOBAL(int once_ = 0, once_ < 1, once_++, 4, 0)
+/* A compute block over `points` grid points. Simulated, it is timed for
+ * its first APP_SAMPLES runs at this source line (over all ranks) and
+ * charged (smpi_execute) at the mean time per point afterwards, without
+ * running. PROJ_COMPUTE_SAVE=file writes the means at the end (rank 0),
+ * PROJ_COMPUTE_LOAD=file charges those means from the start, so that runs
+ * on different platforms charge the same compute. SMPI must run with
+ * smpi/simulate-computation:no: these blocks are the compute it sees. */
+#define APP_COMPUTE(points)                                             \
+	for (struct app_block b_ = app_block_begin(__LINE__, (points)); \
+	     b_.run; app_block_end(&b_))
+#define APP_SAMPLES 4
+struct app_block {
+	int run;
+	int site;
+	double points;
+	double t0;
+};
+struct app_block app_block_begin(int line, double points);
+void app_block_end(struct app_block *b);
 #else
 #define APP_SIMULATED 0
 #define APP_ALLOC(n) app_alloc(n)
 #define APP_FREE(p) free(p)
-#define APP_COMPUTE for (int once_ = 0; once_ < 1; once_++)
+#define APP_COMPUTE(points) for (int once_ = 0; once_ < 1; once_++)
 #endif
 
 #include <stdlib.h>

@@ -22,7 +22,7 @@ static void matvec(const struct grid *g, const double *p, double *q)
 {
 	size_t sx = 1, sy = (size_t)g->nx + 2, sz = sy * ((size_t)g->ny + 2);
 
-	APP_COMPUTE
+	APP_COMPUTE((double)g->nx * g->ny * g->nz)
 	{
 		for (int k = 1; k <= g->nz; k++)
 			for (int j = 1; j <= g->ny; j++)
@@ -42,7 +42,7 @@ static double dot(const struct grid *g, const double *a, const double *b)
 {
 	double s = 0;
 
-	APP_COMPUTE
+	APP_COMPUTE((double)g->nx * g->ny * g->nz)
 	{
 		for (int k = 1; k <= g->nz; k++)
 			for (int j = 1; j <= g->ny; j++)
@@ -58,7 +58,7 @@ static double dot(const struct grid *g, const double *a, const double *b)
 /* y += alpha x over the interior */
 static void axpy(const struct grid *g, double alpha, const double *x, double *y)
 {
-	APP_COMPUTE
+	APP_COMPUTE((double)g->nx * g->ny * g->nz)
 	{
 		for (int k = 1; k <= g->nz; k++)
 			for (int j = 1; j <= g->ny; j++)
@@ -73,7 +73,7 @@ static void axpy(const struct grid *g, double alpha, const double *x, double *y)
 /* p = r + beta p over the interior */
 static void xpay(const struct grid *g, const double *r, double beta, double *p)
 {
-	APP_COMPUTE
+	APP_COMPUTE((double)g->nx * g->ny * g->nz)
 	{
 		for (int k = 1; k <= g->nz; k++)
 			for (int j = 1; j <= g->ny; j++)

@@ -16,7 +16,7 @@ static void sweep(const struct grid *g, const double *u, double *v)
 {
 	size_t sx = 1, sy = (size_t)g->nx + 2, sz = sy * ((size_t)g->ny + 2);
 
-	APP_COMPUTE
+	APP_COMPUTE((double)g->nx * g->ny * g->nz)
 	{
 		for (int k = 1; k <= g->nz; k++)
 			for (int j = 1; j <= g->ny; j++)
