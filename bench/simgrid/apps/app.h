@@ -28,16 +28,18 @@
 #define APP_ALLOC(n) app_alloc_sim((n), __FILE__, __LINE__)
 #define APP_FREE(p) app_free_sim(p)
 /* A compute block over `points` grid points. Simulated, it is timed for
- * its first APP_SAMPLES runs at this source line (over all ranks) and
- * charged (smpi_execute) at the mean time per point afterwards, without
- * running. PROJ_COMPUTE_SAVE=file writes the means at the end (rank 0),
- * PROJ_COMPUTE_LOAD=file charges those means from the start, so that runs
- * on different platforms charge the same compute. SMPI must run with
+ * its first 1 + APP_SAMPLES runs at this source line (over all ranks) and
+ * charged (smpi_execute) at the fastest time per point of all but the
+ * first (a warm-up) afterwards, without running: the fastest is the one
+ * least disturbed by other processes on this shared machine.
+ * PROJ_COMPUTE_SAVE=file writes the means at the end (rank 0),
+ * PROJ_COMPUTE_LOAD=file charges those means from the start, so that runs on
+ * different platforms charge the same compute. SMPI must run with
  * smpi/simulate-computation:no: these blocks are the compute it sees. */
 #define APP_COMPUTE(points)                                             \
 	for (struct app_block b_ = app_block_begin(__LINE__, (points)); \
 	     b_.run; app_block_end(&b_))
-#define APP_SAMPLES 4
+#define APP_SAMPLES 8
 struct app_block {
 	int run;
 	int site;
