@@ -379,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
         print("== platforms (bench/simgrid/costs.py; device "
               f"{DEVICE_MODEL})")
         for name in names:
-            print(f"{name}: {plat.build(name, 4096, sw, DEVICE_MODEL).note}")
+            print(f"{name} at {max_ranks} ranks: "
+                  f"{plat.build(name, max_ranks, sw, DEVICE_MODEL).note}")
         msg = costs.small_message(costs.CMPI)
         print(f"cxl-cmpi small message: sender {msg.send_flushed} flushed "
               f"lines + {msg.send_fences} fence = {msg.send_ns:.0f} ns; "
