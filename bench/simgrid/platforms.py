@@ -18,6 +18,7 @@ each (per-message CPU overheads, no hidden SMPI correction factors).
                 the two where both run.
   ib-hdr        N hosts on a 2-level InfiniBand HDR fat tree (32 hosts per
                 leaf, 32 spines, full bisection), every link full duplex.
+  tcp-cx6       the same tree with TCP over 100 GbE (cMPI's comparison).
   machine       this machine, calibrated: one host with 2 cores that runs
                 every rank, one shared link with the measured bandwidth of
                 the cxl provider, the measured one-way latency as CPU time.
@@ -122,7 +123,7 @@ def fat_tree(net: costs.Network, hosts: int, sw_s: float) -> Platform:
     leaves = max(1, -(-hosts // LEAF_PORTS))
     hosts = leaves * LEAF_PORTS
     # 4 links host-leaf-spine-leaf-host carry the NIC-to-NIC latency and
-    # 3 switch hops
+    # 3 switch hops (TCP: the software stack's time is in the NIC figure)
     end_to_end = net.nic_ns.value + 3 * net.hop_ns.value
     link_lat = end_to_end / 4 * 1e-9
     topo = f"2;{LEAF_PORTS},{leaves};1,{LEAF_PORTS};1,1"
@@ -169,17 +170,19 @@ def build(name: str, hosts: int, sw_s: float,
             raise ValueError(f"unknown CXL device {name[4:]!r}: choose "
                              f"from {', '.join(costs.DEVICES)}")
         return cxl_switch(dev, hosts, sw_s, sharing)
-    if name == costs.IB_HDR.name:
-        return fat_tree(costs.IB_HDR, hosts, sw_s)
+    if name in costs.NETWORKS:
+        return fat_tree(costs.NETWORKS[name], hosts, sw_s)
     raise ValueError(f"unknown platform {name!r}: cxl-"
-                     f"{'|cxl-'.join(costs.DEVICES)}|{costs.IB_HDR.name} "
+                     f"{'|cxl-'.join(costs.DEVICES)}|"
+                     f"{'|'.join(costs.NETWORKS)} "
                      "(the machine platform needs measurements: "
                      "bench/simgrid/project.py)")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("platform", help="cxl-cmpi, cxl-seed002 or ib-hdr")
+    p.add_argument("platform", help="cxl-cmpi, cxl-seed002, ib-hdr or "
+                   "tcp-cx6")
     p.add_argument("--hosts", type=int, default=4096)
     p.add_argument("--sw-us", type=float, default=1.2,
                    help="MPI software time per message, us (default "

@@ -13,7 +13,8 @@
    per rank) and in SMPI on the calibrated "machine" platform; prints the
    error of the prediction (goal: within 25%).
 4. Projection: each program in SMPI on N hosts on one CXL switch (device
-   presets of bench/simgrid/costs.py) and on an InfiniBand HDR fat tree,
+   presets of bench/simgrid/costs.py), on an InfiniBand HDR fat tree and
+   on TCP over 100 GbE (the network cMPI compared with),
    from 2 ranks up; time to solution per rank count, the crossover
    points, and a check of the partitioned device model against the
    shared one where both run.
@@ -206,7 +207,7 @@ def fmt(v: float | None, digits: int = 4) -> str:
 
 
 def crossover(ranks: list[int], cxl: dict[int, float],
-              ib: dict[int, float]) -> str:
+              ib: dict[int, float], net: str) -> str:
     """Where the faster platform changes, in words."""
     both = [r for r in ranks if r in cxl and r in ib]
     if not both:
@@ -215,11 +216,11 @@ def crossover(ranks: list[int], cxl: dict[int, float],
     changes = [(both[i - 1], both[i]) for i in range(1, len(both))
                if faster[i] != faster[i - 1]]
     if not changes:
-        who = "the CXL switch" if faster[0] == "cxl" else "the fat tree"
+        who = "the CXL switch" if faster[0] == "cxl" else net
         return f"none: {who} is faster at every count ({both[0]}-{both[-1]})"
     return "; ".join(
         f"between {a} and {b} ranks ("
-        f"{'fat tree' if faster[both.index(b)] == 'ib' else 'CXL switch'}"
+        f"{net if faster[both.index(b)] == 'ib' else 'CXL switch'}"
         f" faster from {b})" for a, b in changes)
 
 
@@ -230,6 +231,7 @@ def plot_projection(out_dir: Path, prog: Program, ranks: list[int],
     import matplotlib.pyplot as plt
 
     style = {"ib-hdr": ("D", "tab:gray"), "cxl-cmpi": ("o", "tab:red"),
+             "tcp-cx6": ("X", "tab:brown"),
              "cxl-seed002": ("v", "tab:orange")}
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name, pts in series.items():
@@ -373,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
 
         # projection
         ranks = [2 ** i for i in range(1, 13) if 2 ** i <= max_ranks]
-        names = ["cxl-cmpi", "ib-hdr"] + ([] if quick else ["cxl-seed002"])
+        names = ["cxl-cmpi", "ib-hdr", "tcp-cx6"] + \
+            ([] if quick else ["cxl-seed002"])
         sw = cal.lat_coh_s if a.sw_us == "measured" else \
             float(a.sw_us) * 1e-6
         print("== platforms (bench/simgrid/costs.py; device "
@@ -462,11 +465,10 @@ def main(argv: list[str] | None = None) -> int:
                 row.append(fmt(c / i, 3) if c and i else "-")
                 rows.append(row)
             print_table(["ranks"] + names + ["cxl-cmpi/ib-hdr"], rows)
-            print("crossover cxl-cmpi vs ib-hdr: " + crossover(
-                ranks, series["cxl-cmpi"], series["ib-hdr"]))
-            if "cxl-seed002" in series:
-                print("crossover cxl-seed002 vs ib-hdr: " + crossover(
-                    ranks, series["cxl-seed002"], series["ib-hdr"]))
+            for cx in [n for n in names if n.startswith("cxl-")]:
+                for net in [n for n in names if not n.startswith("cxl-")]:
+                    print(f"crossover {cx} vs {net}: " + crossover(
+                        ranks, series[cx], series[net], net))
             print(f"plot:  {plot_projection(out_dir, p, ranks, series)}\n")
         print("== device sharing: one shared device link (max-min) vs "
               "the partitioned model used above, cxl-cmpi, s")
