@@ -64,7 +64,8 @@ for r in rows:
                        f"{k} = {r[k]!r}")
 for png in ("projection_halo3d.png", "projection_cg.png",
             "projection_alltoall.png", "model_check.png"):
-    if not (out / png).stat().st_size if (out / png).exists() else True:
+    path = out / png
+    if not path.exists() or path.stat().st_size == 0:
         bad.append(f"plot {png} missing or empty")
 for b in bad:
     print("test_projection: " + b, file=sys.stderr)
