@@ -239,6 +239,16 @@ def plot_projection(out_dir: Path, prog: Program, ranks: list[int],
         marker, color = style.get(name, ("s", "tab:blue"))
         ax.plot(xs, [pts[r] for r in xs], marker=marker, color=color,
                 label=name)
+    # crossovers of cxl-cmpi with each network: a dotted line between the
+    # two rank counts where the faster platform changes
+    for net in [n for n in series if not n.startswith("cxl-")]:
+        a, b = series.get("cxl-cmpi", {}), series[net]
+        both = [r for r in ranks if r in a and r in b]
+        for r0, r1 in zip(both, both[1:]):
+            if (a[r0] < b[r0]) != (a[r1] < b[r1]):
+                ax.axvline(math.sqrt(r0 * r1), linestyle=":",
+                           color=style.get(net, ("", "black"))[1],
+                           label=f"crossover cxl-cmpi / {net}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_title(f"{prog.name}: {prog.what} (SMPI)")
