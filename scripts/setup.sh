@@ -30,6 +30,7 @@ APT_PINS=(
 	"linux-image-amd64 6.1."    # the guests' kernel and its modules
 	"busybox-static 1:1.35.0"   # the guests' initramfs
 	"ndctl 76.1"                # devdax namespace inside the guests
+	"libsimgrid-dev 3.32"       # smpicc, smpirun: bench/simgrid/project.py
 )
 
 # Version of an installed package, or nothing. Never fails: under

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""SimGrid platforms for the projection, and the SMPI options that go with
+each (per-message CPU overheads, no hidden SMPI correction factors).
+
+  cxl-<device>  N hosts on one CXL switch in front of one memory device
+                (bench/simgrid/costs.py): each host's link to the device
+                (full duplex, host_bw each way) and the device itself
+                (device_bw / 2: a two-sided message crosses it twice,
+                written by the sender, read by the receiver) are shared
+                resources; per-message device costs are CPU time.
+                sharing "shared": the device is one SimGrid link that all
+                flows share (max-min fairness; the simulator's cost grows
+                with the square of the concurrent flows, so it is used up
+                to a few hundred ranks); "partitioned": each host gets its
+                fair share of the device, device_bw / 2 / N each way, as
+                the shared link gives when all hosts communicate at once
+                (the phases of the programs here); project.py compares
+                the two where both run.
+  ib-hdr        N hosts on a 2-level InfiniBand HDR fat tree (32 hosts per
+                leaf, 32 spines, full bisection), every link full duplex.
+  tcp-cx6       the same tree with TCP over 100 GbE (cMPI's comparison).
+  machine       this machine, calibrated: one host with 2 cores that runs
+                every rank, one shared link with the measured bandwidth of
+                the cxl provider, the measured one-way latency as CPU time.
+
+Every platform charges the same MPI software time per message (measured
+here through MPICH over the cxl provider on a coherent pool, where the
+pool costs nothing), half on each side.
+
+  .venv/bin/python bench/simgrid/platforms.py cxl-cmpi --hosts 64 --sw-us 1.2 -o p.xml
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import costs  # noqa: E402
+
+HOST_SPEED = "1Gf"  # the simulated hosts compute as fast as this machine:
+# smpi/host-speed is the same value, so measured compute time maps 1:1
+LEAF_PORTS = 32     # fat tree: hosts per leaf switch, and spines
+HEADER = ("<?xml version='1.0'?>\n"
+          '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+          '<platform version="4.1">\n')
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str
+    xml: str
+    hostnames: tuple[str, ...]  # rank r runs on hostnames[r % len]
+    send_s: float               # CPU time per message, sender (smpi/os)
+    recv_s: float               # CPU time per message, receiver (smpi/or)
+    note: str
+
+    def hostfile(self, ranks: int) -> str:
+        return "".join(self.hostnames[r % len(self.hostnames)] + "\n"
+                       for r in range(ranks))
+
+    def smpi_options(self) -> list[str]:
+        """smpirun options: the platform's per-message overheads, and none
+        of SMPI's default correction factors (those were fitted to an
+        Ethernet cluster; here latency and bandwidth are as given)."""
+        return [
+            "--cfg=smpi/host-speed:" + HOST_SPEED,
+            # the programs charge their compute themselves (APP_COMPUTE
+            # in bench/simgrid/apps/app.h): nothing else is timed
+            "--cfg=smpi/simulate-computation:no",
+            "--cfg=smpi/os:0:%.9g:0" % self.send_s,
+            "--cfg=smpi/or:0:%.9g:0" % self.recv_s,
+            "--cfg=smpi/bw-factor:0:1",
+            "--cfg=smpi/lat-factor:0:1",
+            "--cfg=network/TCP-gamma:0",
+            # MPICH's collective algorithms: the real runs use MPICH
+            "--cfg=smpi/coll-selector:mpich",
+        ]
+
+
+def cluster_hosts(n: int) -> tuple[str, ...]:
+    return tuple(f"node-{i}" for i in range(n))
+
+
+SHARINGS = ("shared", "partitioned")
+
+
+def cxl_switch(dev: costs.Device, hosts: int, sw_s: float,
+               sharing: str = "shared") -> Platform:
+    msg = costs.small_message(dev)
+    if sharing == "shared":
+        link_bw = dev.host_bw.value
+        backbone = (f'bb_bw="{dev.device_bw.value / 2:.6g}Bps" '
+                    'bb_lat="0s" bb_sharing_policy="SHARED" ')
+    elif sharing == "partitioned":
+        link_bw = min(dev.host_bw.value, dev.device_bw.value / 2 / hosts)
+        backbone = ""
+    else:
+        raise ValueError(f"sharing {sharing!r}: choose from "
+                         f"{', '.join(SHARINGS)}")
+    xml = (HEADER +
+           f'  <!-- {hosts} hosts, one CXL switch, device {dev.name}: '
+           f'{dev.title} (bench/simgrid/costs.py); device {sharing} -->\n'
+           f'  <cluster id="cxl" prefix="node-" suffix="" '
+           f'radical="0-{hosts - 1}" speed="{HOST_SPEED}" '
+           f'bw="{link_bw:.6g}Bps" lat="0s" '
+           f'sharing_policy="SPLITDUPLEX" {backbone}/>\n'
+           '</platform>\n')
+    note = (f"device {sharing}, host link {link_bw / 1e9:.4g} GB/s each "
+            f"way, device "
+            f"{dev.device_bw.value / 1e9:g} GB/s shared (messages "
+            f"{dev.device_bw.value / 2e9:g} GB/s), per message "
+            f"{msg.send_ns / 1e3:.3f} us send + {msg.recv_ns / 1e3:.3f} us "
+            f"receive device time + {sw_s * 1e6:.3f} us MPI software")
+    return Platform(f"cxl-{dev.name}", xml, cluster_hosts(hosts),
+                    sw_s / 2 + msg.send_ns * 1e-9,
+                    sw_s / 2 + msg.recv_ns * 1e-9, note)
+
+
+def fat_tree(net: costs.Network, hosts: int, sw_s: float) -> Platform:
+    # whole leaves; ranks go to the first hosts (one leaf up to 32)
+    leaves = max(1, -(-hosts // LEAF_PORTS))
+    hosts = leaves * LEAF_PORTS
+    # 4 links host-leaf-spine-leaf-host carry the NIC-to-NIC latency and
+    # 3 switch hops (TCP: the software stack's time is in the NIC figure)
+    end_to_end = net.nic_ns.value + 3 * net.hop_ns.value
+    link_lat = end_to_end / 4 * 1e-9
+    topo = f"2;{LEAF_PORTS},{leaves};1,{LEAF_PORTS};1,1"
+    xml = (HEADER +
+           f'  <!-- {hosts} hosts, {net.title} (bench/simgrid/costs.py) '
+           f'-->\n'
+           f'  <cluster id="ib" prefix="node-" suffix="" '
+           f'radical="0-{hosts - 1}" speed="{HOST_SPEED}" '
+           f'bw="{net.link_bw.value:.6g}Bps" lat="{link_lat:.6g}s" '
+           f'sharing_policy="SPLITDUPLEX" topology="FAT_TREE" '
+           f'topo_parameters="{topo}"/>\n'
+           '</platform>\n')
+    note = (f"{leaves} leaves x {LEAF_PORTS} hosts, {LEAF_PORTS} spines, "
+            f"links {net.link_bw.value / 1e9:g} GB/s each way, "
+            f"{end_to_end / 1e3:.2f} us across the tree, "
+            f"{sw_s * 1e6:.3f} us MPI software per message")
+    return Platform(net.name, xml, cluster_hosts(hosts), sw_s / 2,
+                    sw_s / 2, note)
+
+
+def machine(latency_s: float, bw: float, cores: int = 2) -> Platform:
+    xml = (HEADER +
+           '  <!-- this machine, calibrated from MPICH over the cxl '
+           'provider (bench/simgrid/project.py) -->\n'
+           '  <zone id="machine" routing="Full">\n'
+           f'    <host id="machine" speed="{HOST_SPEED}" core="{cores}"/>\n'
+           f'    <link id="pool" bandwidth="{bw:.6g}Bps" latency="0s" '
+           'sharing_policy="SHARED"/>\n'
+           '    <route src="machine" dst="machine">'
+           '<link_ctn id="pool"/></route>\n'
+           '  </zone>\n'
+           '</platform>\n')
+    note = (f"1 host, {cores} cores, pool link {bw / 1e9:.3g} GB/s shared, "
+            f"{latency_s * 1e6:.3f} us per message (CPU, half per side)")
+    return Platform("machine", xml, ("machine",), latency_s / 2,
+                    latency_s / 2, note)
+
+
+def build(name: str, hosts: int, sw_s: float,
+          sharing: str = "shared") -> Platform:
+    if name.startswith("cxl-"):
+        dev = costs.DEVICES.get(name[4:])
+        if dev is None:
+            raise ValueError(f"unknown CXL device {name[4:]!r}: choose "
+                             f"from {', '.join(costs.DEVICES)}")
+        return cxl_switch(dev, hosts, sw_s, sharing)
+    if name in costs.NETWORKS:
+        return fat_tree(costs.NETWORKS[name], hosts, sw_s)
+    raise ValueError(f"unknown platform {name!r}: cxl-"
+                     f"{'|cxl-'.join(costs.DEVICES)}|"
+                     f"{'|'.join(costs.NETWORKS)} "
+                     "(the machine platform needs measurements: "
+                     "bench/simgrid/project.py)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("platform", help="cxl-cmpi, cxl-seed002, ib-hdr or "
+                   "tcp-cx6")
+    p.add_argument("--hosts", type=int, default=4096)
+    p.add_argument("--sw-us", type=float, default=1.2,
+                   help="MPI software time per message, us (default "
+                        "%(default)s; project.py measures it)")
+    p.add_argument("--sharing", choices=SHARINGS, default="shared",
+                   help="cxl: how the device's bandwidth is shared "
+                        "(default %(default)s)")
+    p.add_argument("-o", "--out", type=Path, required=True,
+                   help="platform XML to write")
+    a = p.parse_args(argv)
+    try:
+        plat = build(a.platform, a.hosts, a.sw_us * 1e-6, a.sharing)
+    except ValueError as e:
+        p.error(str(e))
+    a.out.write_text(plat.xml)
+    print(f"{a.out}: {plat.name}: {plat.note}")
+    print("smpirun options: " + " ".join(plat.smpi_options()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

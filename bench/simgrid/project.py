@@ -1,0 +1,496 @@
+#!/usr/bin/env python3
+"""Project cxlmpi to many ranks with SimGrid (SMPI): one command.
+
+  .venv/bin/python bench/simgrid/project.py [--quick] [--out DIR]
+
+1. Builds the three programs of bench/simgrid/apps (halo3d, cg, alltoall)
+   twice: with MPICH's mpicc (real runs) and with SimGrid's smpicc.
+2. Calibrates this machine: bench/compare_transports.py measures the MPI
+   ping-pong latency and bandwidth over the cxl provider (flush mode, and
+   coherent mode, whose 8 B latency is the MPI software time per message).
+3. Model check: runs each program for real on this machine with 2, 4 and
+   8 ranks over the cxl provider (tests/mpi/run_mpi.sh, one emulated host
+   per rank) and in SMPI on the calibrated "machine" platform; prints the
+   error of the prediction (goal: within 25%).
+4. Projection: each program in SMPI on N hosts on one CXL switch (device
+   presets of bench/simgrid/costs.py), on an InfiniBand HDR fat tree and
+   on TCP over 100 GbE (the network cMPI compared with),
+   from 2 ranks up; time to solution per rank count, the crossover
+   points, and a check of the partitioned device model against the
+   shared one where both run.
+
+Writes DIR/projection.csv, DIR/model_check.csv, DIR/projection_<prog>.png
+and DIR/model_check.png (default DIR: results/projection). --quick: fewer
+repetitions and rank counts (about a minute). Exit status 0 if every run
+worked, 1 if a run failed, 77 if SimGrid is not installed.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import costs  # noqa: E402
+import platforms as plat  # noqa: E402
+
+MPICC = REPO / ".venv" / "bin" / "mpicc"
+MPIEXEC = REPO / ".venv" / "bin" / "mpiexec"
+RUN_MPI = REPO / "tests" / "mpi" / "run_mpi.sh"
+COMPARE = REPO / "bench" / "compare_transports.py"
+PROVIDER_DIR = REPO / "build" / "src" / "fabric"
+APPS = HERE / "apps"
+SKIP = 77
+RESULT_RE = re.compile(r"^RESULT\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$", re.M)
+SW_US_DEFAULT = 1.3  # docs/benchmarks.md: 1.17-1.33 us, cxl-coherent, MPI
+GOAL = 0.25  # model check: |predicted / measured - 1| <= 25 %
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    check_args: tuple[str, ...]  # model check: real and simulated
+    proj_args: tuple[str, ...]   # projection, simulated iterations
+    sim_iters: int               # iterations the projection simulates
+    iters: int                   # iterations of the time to solution
+    what: str
+
+
+PROGRAMS = (
+    Program("halo3d", ("--n", "64", "--iters", "20"),
+            ("--n", "256"), 2, 100,
+            "Jacobi on 256^3, 100 sweeps, 6-face halo exchange"),
+    Program("cg", ("--n", "48", "--iters", "50"),
+            ("--n", "128"), 3, 200,
+            "CG on 128^3, 200 iterations, halo + 2 allreduce each"),
+    Program("alltoall", ("--mib", "16", "--iters", "10"),
+            ("--mib", "64"), 2, 20,
+            "64 MiB transposed, 20 times (MPI_Alltoall)"),
+)
+CHECK_RANKS = (2, 4, 8)
+DEVICE_MODEL = "partitioned"  # see platforms.py; compared with "shared"
+
+
+def log(msg: str) -> None:
+    print(f"[project {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr,
+          flush=True)
+
+
+def run(cmd: list[str], timeout: float, env: dict | None = None
+        ) -> tuple[int, str]:
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True,
+                           timeout=timeout, env=env)
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else ""
+        return -1, (out or "") + f"\ntimed out after {timeout:.0f} s"
+
+
+def result_seconds(out: str, prog: str) -> float | None:
+    for m in RESULT_RE.finditer(out):
+        if m.group(1) == prog:
+            v = float(m.group(3))
+            return v if math.isfinite(v) and v > 0 else None
+    return None
+
+
+# ---- build ----------------------------------------------------------------
+
+def build(bin_dir: Path) -> dict[str, dict[str, Path]]:
+    """{'real': {prog: path}, 'sim': {prog: path}}"""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    out: dict[str, dict[str, Path]] = {"real": {}, "sim": {}}
+    for kind, cc in (("real", str(MPICC)), ("sim", "smpicc")):
+        for p in PROGRAMS:
+            exe = bin_dir / f"{p.name}-{kind}"
+            cmd = [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                   str(APPS / f"{p.name}.c"), str(APPS / "app.c"), "-lm"]
+            rc, text = run(cmd, 300)
+            if rc != 0:
+                sys.exit(f"project: building {exe.name} failed:\n{text}")
+            out[kind][p.name] = exe
+    return out
+
+
+# ---- calibration ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Calibration:
+    lat_flush_s: float   # MPI 8 B one-way latency, cxl flush mode
+    lat_coh_s: float     # the same, coherent pool: MPI software time
+    bw: float            # B/s, cxl flush mode, 64 KiB - 1 MiB median
+
+
+def calibrate(out_dir: Path, repeat: int) -> Calibration:
+    cal = out_dir / "calibration"
+    cmd = [sys.executable, str(COMPARE), "--transports", "cxl,cxl-coherent",
+           "--tests", "latency,bw", "--quick", "--no-provider-table",
+           "--repeat", str(repeat), "--max", "1M", "--out", str(cal)]
+    rc, text = run(cmd, 900)
+    if rc != 0:
+        sys.exit(f"project: calibration failed ({' '.join(cmd)}):\n"
+                 + text[-2000:])
+    pts: dict[tuple[str, str], dict[int, float]] = {}
+    with (cal / "mpi_transports.csv").open() as f:
+        for r in csv.DictReader(f):
+            pts.setdefault((r["test"], r["transport"]), {})[
+                int(r["size_bytes"])] = float(r["value"])
+    bws = [v for s, v in pts[("bw", "cxl")].items() if 65536 <= s <= 1 << 20]
+    return Calibration(pts[("latency", "cxl")][8] * 1e-6,
+                       pts[("latency", "cxl-coherent")][8] * 1e-6,
+                       statistics.median(bws) * 1e6)
+
+
+# ---- runs -----------------------------------------------------------------
+
+def real_run(exe: Path, prog: Program, ranks: int) -> float | None:
+    env = dict(os.environ, CXL_MPI_TIMEOUT="300")
+    rc, out = run([str(RUN_MPI), "mpich", str(MPIEXEC), str(PROVIDER_DIR),
+                   "flush", str(ranks), str(ranks), str(exe),
+                   *prog.check_args], 330, env)
+    t = result_seconds(out, prog.name)
+    if rc != 0 or t is None:
+        log(f"real run of {prog.name} with {ranks} ranks failed (exit "
+            f"{rc}): {out[-500:]}")
+        return None
+    return t
+
+
+def sim_run(exe: Path, prog: Program, p: plat.Platform, ranks: int,
+            args: tuple[str, ...], work: Path,
+            env: dict[str, str] | None = None) -> float | None:
+    xml = work / f"{p.name}-{ranks}.xml"
+    hosts = work / f"{p.name}-{ranks}.hosts"
+    xml.write_text(p.xml)
+    hosts.write_text(p.hostfile(ranks))
+    cmd = ["smpirun", "-np", str(ranks), "-platform", str(xml),
+           "-hostfile", str(hosts), "-no-privatize",
+           "--log=root.thresh:error", *p.smpi_options(),
+           str(exe), *args]
+    rc, out = run(cmd, 600, dict(os.environ, **(env or {})))
+    t = result_seconds(out, prog.name)
+    if rc != 0 or t is None:
+        log(f"SMPI run of {prog.name} on {p.name} with {ranks} ranks "
+            f"failed (exit {rc}): {out[-800:]}")
+        return None
+    return t
+
+
+# ---- output ---------------------------------------------------------------
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    w = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+         for i, h in enumerate(headers)]
+    print("  ".join(h.rjust(w[i]) for i, h in enumerate(headers)))
+    print("  ".join("-" * x for x in w))
+    for r in rows:
+        print("  ".join(c.rjust(w[i]) for i, c in enumerate(r)))
+    print()
+
+
+def fmt(v: float | None, digits: int = 4) -> str:
+    return "failed" if v is None else f"{v:.{digits}g}"
+
+
+def crossover(ranks: list[int], cxl: dict[int, float],
+              ib: dict[int, float], net: str) -> str:
+    """Where the faster platform changes, in words."""
+    both = [r for r in ranks if r in cxl and r in ib]
+    if not both:
+        return "no common points"
+    faster = ["cxl" if cxl[r] < ib[r] else "ib" for r in both]
+    changes = [(both[i - 1], both[i]) for i in range(1, len(both))
+               if faster[i] != faster[i - 1]]
+    if not changes:
+        who = "the CXL switch" if faster[0] == "cxl" else net
+        return f"none: {who} is faster at every count ({both[0]}-{both[-1]})"
+    return "; ".join(
+        f"between {a} and {b} ranks ("
+        f"{net if faster[both.index(b)] == 'ib' else 'CXL switch'}"
+        f" faster from {b})" for a, b in changes)
+
+
+def plot_projection(out_dir: Path, prog: Program, ranks: list[int],
+                    series: dict[str, dict[int, float]]) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    style = {"ib-hdr": ("D", "tab:gray"), "cxl-cmpi": ("o", "tab:red"),
+             "tcp-cx6": ("X", "tab:brown"),
+             "cxl-seed002": ("v", "tab:orange")}
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, pts in series.items():
+        xs = [r for r in ranks if r in pts]
+        marker, color = style.get(name, ("s", "tab:blue"))
+        ax.plot(xs, [pts[r] for r in xs], marker=marker, color=color,
+                label=name)
+    # crossovers of cxl-cmpi with each network: a dotted line between the
+    # two rank counts where the faster platform changes
+    for net in [n for n in series if not n.startswith("cxl-")]:
+        a, b = series.get("cxl-cmpi", {}), series[net]
+        both = [r for r in ranks if r in a and r in b]
+        for r0, r1 in zip(both, both[1:]):
+            if (a[r0] < b[r0]) != (a[r1] < b[r1]):
+                ax.axvline(math.sqrt(r0 * r1), linestyle=":",
+                           color=style.get(net, ("", "black"))[1],
+                           label=f"crossover cxl-cmpi / {net}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_title(f"{prog.name}: {prog.what} (SMPI)")
+    ax.set_xlabel("ranks (one per host)")
+    ax.set_ylabel("time to solution (s)")
+    ax.grid(True, which="major", alpha=0.4)
+    ax.legend()
+    fig.tight_layout()
+    path = out_dir / f"projection_{prog.name}.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_check(out_dir: Path, rows: list[tuple[str, int, float | None,
+                                               float | None]]) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    colors = ("tab:blue", "tab:green", "tab:purple")
+    for i, p in enumerate(PROGRAMS):
+        mine = [(r, m, s) for n, r, m, s in rows
+                if n == p.name and m and s]
+        ax.plot([r for r, _, _ in mine], [m for _, m, _ in mine], "o-",
+                color=colors[i], label=f"{p.name} measured")
+        ax.plot([r for r, _, _ in mine], [s for _, _, s in mine], "x--",
+                color=colors[i], label=f"{p.name} SMPI")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_title("Model check: this machine, cxl provider (flush mode)")
+    ax.set_xlabel("ranks")
+    ax.set_ylabel("time (s)")
+    ax.grid(True, which="major", alpha=0.4)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out_dir / "model_check.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+# ---- main -----------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="1 repetition, ranks up to 64, no seed002 curve, "
+                         "sharing check at 16 ranks only (about a minute)")
+    ap.add_argument("--out", type=Path, default=REPO / "results" /
+                    "projection", help="output directory (default "
+                                       "%(default)s)")
+    ap.add_argument("--max-ranks", type=int, default=None,
+                    help="largest rank count of the projection (default "
+                         "256, 64 with --quick)")
+    ap.add_argument("--sw-us", default=str(SW_US_DEFAULT),
+                    help="MPI software time per message on the projected "
+                         "platforms, us, or 'measured' for this run's "
+                         "coherent-mode 8 B latency (default %(default)s: "
+                         "docs/benchmarks.md, cxl-coherent through MPICH "
+                         "on this VM unloaded; a loaded machine measures "
+                         "many times more)")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="real runs and calibration per point, median "
+                         "(default 3, 1 with --quick)")
+    a = ap.parse_args(argv)
+    quick = a.quick or os.environ.get("QUICK") == "1"
+    max_ranks = a.max_ranks or (64 if quick else 256)
+    repeat = a.repeat or (1 if quick else 3)
+
+    missing = [t for t in ("smpicc", "smpirun") if not shutil.which(t)]
+    if missing:
+        print(f"project: SKIP: SimGrid is not installed ({', '.join(missing)}"
+              " not found): install Debian's libsimgrid-dev 3.32 "
+              "(scripts/setup.sh does)", file=sys.stderr)
+        return SKIP
+    for path, fix in ((MPICC, "run scripts/setup.sh"),
+                      (PROVIDER_DIR / "libcxl-fi.so",
+                       "build first: ninja -C build")):
+        if not path.exists():
+            print(f"project: {path} is missing: {fix}", file=sys.stderr)
+            return 2
+
+    out_dir = a.out.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="cxl-projection-"))
+    failed = False
+    try:
+        log("building the programs (mpicc and smpicc)")
+        exes = build(work / "bin")
+        log(f"calibrating (compare_transports.py, repeat {repeat})")
+        cal = calibrate(out_dir, repeat)
+        machine = plat.machine(cal.lat_flush_s, cal.bw)
+        print("== this machine, MPICH over the cxl provider "
+              "(bench/compare_transports.py --quick)")
+        print(f"8 B one-way latency: flush mode {cal.lat_flush_s * 1e6:.3f}"
+              f" us, coherent mode {cal.lat_coh_s * 1e6:.3f} us (= MPI "
+              "software time per message on every projected platform)")
+        print(f"bandwidth (median 64 KiB - 1 MiB, flush mode): "
+              f"{cal.bw / 1e9:.3f} GB/s")
+        print(f"machine platform: {machine.note}\n")
+
+        # model check
+        check_rows = []
+        for p in PROGRAMS:
+            for r in CHECK_RANKS:
+                log(f"model check: {p.name}, {r} ranks")
+                meas = [t for t in (real_run(exes["real"][p.name], p, r)
+                                    for _ in range(repeat)) if t]
+                m = statistics.median(meas) if meas else None
+                s = sim_run(exes["sim"][p.name], p, machine, r,
+                            p.check_args, work)
+                failed |= m is None or s is None
+                check_rows.append((p.name, r, m, s))
+        print("== model check: SMPI on the machine platform vs real runs "
+              f"(cxl provider, flush mode, median of {repeat})")
+        rows, agree = [], 0
+        for n, r, m, s in check_rows:
+            err = s / m - 1 if m and s else None
+            ok = err is not None and abs(err) <= GOAL
+            agree += ok
+            rows.append([n, str(r), fmt(m), fmt(s),
+                         "-" if err is None else f"{err * 100:+.0f}%",
+                         "yes" if ok else "NO"])
+        print_table(["program", "ranks", "measured s", "SMPI s", "error",
+                     f"within {GOAL * 100:.0f}%"], rows)
+        print(f"model check: {agree} of {len(check_rows)} points within "
+              f"{GOAL * 100:.0f}%\n")
+        with (out_dir / "model_check.csv").open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["program", "ranks", "measured_s", "smpi_s"])
+            w.writerows(check_rows)
+
+        # projection
+        ranks = [2 ** i for i in range(1, 13) if 2 ** i <= max_ranks]
+        names = ["cxl-cmpi", "ib-hdr", "tcp-cx6"] + \
+            ([] if quick else ["cxl-seed002"])
+        sw = cal.lat_coh_s if a.sw_us == "measured" else \
+            float(a.sw_us) * 1e-6
+        print("== platforms (bench/simgrid/costs.py; device "
+              f"{DEVICE_MODEL})")
+        for name in names:
+            print(f"{name} at {max_ranks} ranks: "
+                  f"{plat.build(name, max_ranks, sw, DEVICE_MODEL).note}")
+        msg = costs.small_message(costs.CMPI)
+        print(f"cxl-cmpi small message: sender {msg.send_flushed} flushed "
+              f"lines + {msg.send_fences} fence = {msg.send_ns:.0f} ns; "
+              f"receiver {msg.recv_invalidated} invalidated lines + "
+              f"{msg.recv_fences} fence + {msg.recv_loads} device load + "
+              f"{msg.recv_head_flushes:.3f} head write-back = "
+              f"{msg.recv_ns:.0f} ns; one way {msg.one_way_ns:.0f} ns + "
+              f"{sw * 1e6:.3f} us software = "
+              f"{msg.one_way_ns / 1e3 + sw * 1e6:.2f} us\n")
+        # compute cost per grid point of each compute block, measured
+        # once per program (SMPI, 2 ranks, this machine), then charged
+        # alike on every platform and rank count
+        compute: dict[str, dict[str, str]] = {}
+        print("== compute per point, measured once per program (2 ranks, "
+              "SMPI on this machine), charged on every platform")
+        for p in PROGRAMS:
+            f = work / f"{p.name}.compute"
+            log(f"compute cost of {p.name}")
+            args = p.proj_args + ("--iters", str(p.sim_iters))
+            if sim_run(exes["sim"][p.name], p, machine, 2, args, work,
+                       {"PROJ_COMPUTE_SAVE": str(f)}) is None \
+                    or not f.exists():
+                failed = True
+                continue
+            compute[p.name] = {"PROJ_COMPUTE_LOAD": str(f)}
+            print(f"{p.name}: " + ", ".join(
+                f"line {ln}: {ns} ns" for ln, ns in
+                (x.split() for x in f.read_text().splitlines())))
+        print()
+        results: dict[tuple[str, str], dict[int, float]] = {}
+        for p in PROGRAMS:
+            args = p.proj_args + ("--iters", str(p.sim_iters))
+            scale = p.iters / p.sim_iters
+            if p.name not in compute:
+                continue
+            for name in names:
+                for r in ranks:
+                    log(f"projection: {p.name} on {name}, {r} ranks")
+                    t = sim_run(exes["sim"][p.name], p,
+                                plat.build(name, r, sw, DEVICE_MODEL), r,
+                                args, work, compute[p.name])
+                    failed |= t is None
+                    if t is not None:
+                        results.setdefault((p.name, name), {})[r] = \
+                            t * scale
+        # the partitioned device against the shared one
+        share_ranks = [r for r in ((16,) if quick else (16, 64))
+                       if r <= max_ranks]
+        share_rows = []
+        for p in PROGRAMS:
+            args = p.proj_args + ("--iters", str(p.sim_iters))
+            for r in share_ranks:
+                log(f"sharing check: {p.name}, {r} ranks")
+                t = sim_run(exes["sim"][p.name], p,
+                            plat.build("cxl-cmpi", r, sw, "shared"), r,
+                            args, work, compute.get(p.name))
+                part = results.get((p.name, "cxl-cmpi"), {}).get(r)
+                full = t * p.iters / p.sim_iters if t else None
+                share_rows.append([p.name, str(r), fmt(full), fmt(part),
+                                   f"{(part / full - 1) * 100:+.1f}%"
+                                   if full and part else "-"])
+
+        with (out_dir / "projection.csv").open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["program", "platform", "ranks", "seconds"])
+            for (pn, name), pts in results.items():
+                for r in sorted(pts):
+                    w.writerow([pn, name, r, f"{pts[r]:.9g}"])
+
+        for p in PROGRAMS:
+            print(f"== {p.name}: {p.what}; time to solution (s), SMPI "
+                  f"({p.sim_iters} iterations simulated, scaled to "
+                  f"{p.iters})")
+            series = {n: results.get((p.name, n), {}) for n in names}
+            rows = []
+            for r in ranks:
+                row = [str(r)] + [fmt(series[n].get(r)) for n in names]
+                c, i = series["cxl-cmpi"].get(r), series["ib-hdr"].get(r)
+                row.append(fmt(c / i, 3) if c and i else "-")
+                rows.append(row)
+            print_table(["ranks"] + names + ["cxl-cmpi/ib-hdr"], rows)
+            for cx in [n for n in names if n.startswith("cxl-")]:
+                for net in [n for n in names if not n.startswith("cxl-")]:
+                    print(f"crossover {cx} vs {net}: " + crossover(
+                        ranks, series[cx], series[net], net))
+            print(f"plot:  {plot_projection(out_dir, p, ranks, series)}\n")
+        print("== device sharing: one shared device link (max-min) vs "
+              "the partitioned model used above, cxl-cmpi, s")
+        print_table(["program", "ranks", "shared", "partitioned",
+                     "difference"], share_rows)
+        print(f"plot:  {plot_check(out_dir, check_rows)}")
+        print(f"CSV:   {out_dir / 'projection.csv'}")
+        print(f"CSV:   {out_dir / 'model_check.csv'}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
