@@ -63,7 +63,7 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		"cxl-stats: sent %llu recv %llu bytes %llu flush_lines %llu "
 		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu "
 		"nt_lines %llu direct_rma %llu atomics %llu read_spins %llu "
-		"spin_hits %llu host %lld\n",
+		"spin_hits %llu host %lld cost_ns %llu\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -77,7 +77,8 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)cxlfi_stats.atomics,
 		(unsigned long long)cxlfi_stats.read_spins,
 		(unsigned long long)cxlfi_stats.spin_hits,
-		pool ? (long long)cxl_pool_host_id(pool) : -1ll);
+		pool ? (long long)cxl_pool_host_id(pool) : -1ll,
+		(unsigned long long)(c.cost_ns - c0->cost_ns));
 }
 
 int cxlfi_pool_get(cxl_pool **out)
