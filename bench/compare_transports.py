@@ -149,6 +149,8 @@ TRANSPORTS = {
 }
 
 CXL_MODES = ("coherent", "flush", "emulated")
+# CXL_COST_MODEL presets (src/shm/costmodel.c, docs/costmodel.md)
+COST_MODELS = ("none", "cmpi", "cxl-a", "cxl-b")
 CXL_POOL_SIZE = "512M"
 CXL_ARENA_CAPACITY = "8192"
 
@@ -166,7 +168,8 @@ RESULT_RE = re.compile(r"^RESULT\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$", re.M)
 PROVIDER_RE = re.compile(r"^libfabric provider:\s*(\S+).*$", re.M)
 STATS_RE = re.compile(
     r"cxl-stats: sent (\d+) recv (\d+) bytes (\d+) flush_lines (\d+) "
-    r"inval_lines (\d+) fences (\d+) nt_stores (\d+) nt_loads (\d+)")
+    r"inval_lines (\d+) fences (\d+) nt_stores (\d+) nt_loads (\d+) "
+    r"nt_lines (\d+)(?:.*? cost_ns (\d+))?")
 
 HYDRA_REPORT_RE = re.compile(r"BAD TERMINATION|EXIT CODE:|EXIT STRING:")
 
@@ -186,6 +189,10 @@ class CxlStats:
     flush_lines: int
     inval_lines: int
     fences: int
+    nt_stores: int = 0
+    nt_loads: int = 0
+    nt_lines: int = 0
+    cost_ns: int = 0  # time charged by CXL_COST_MODEL
 
     def minus(self, other: CxlStats) -> CxlStats:
         """Counters of the work self did beyond other. A count can come out
@@ -193,7 +200,7 @@ class CxlStats:
         waits, so those counts vary from run to run; such a field gives no
         per-message figure."""
         names = ("sent", "recv", "bytes", "flush_lines", "inval_lines",
-                 "fences")
+                 "fences", "nt_stores", "nt_loads", "nt_lines", "cost_ns")
         return CxlStats(self.processes, *(getattr(self, n) - getattr(other, n)
                                           for n in names))
 
@@ -261,6 +268,7 @@ class Config:
     no_provider_table: bool = False
     summary: bool = False
     without_yield: bool = False
+    cost_model: str = "none"  # CXL_COST_MODEL of the cxl runs
 
 
 # ---- command line ---------------------------------------------------------
@@ -336,6 +344,13 @@ def parse_args(argv: list[str] | None) -> Config:
         help="CXL_COHERENCE of the cxl runs; cxl-coherent always runs "
              "coherent (default: %(default)s)")
     p.add_argument(
+        "--cost-model", choices=COST_MODELS, default="none",
+        help="CXL_COST_MODEL of the cxl, cxl-coherent and provider-table "
+             "runs (not cxl-hosts, which tools/cxlrun configures): charge a "
+             "CXL device's costs for every coherence operation; the "
+             "coherent mode is never charged (docs/costmodel.md; default: "
+             "%(default)s)")
+    p.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
         help="time limit of each mpiexec invocation; a run that exceeds it "
              "is killed and reported as failed (default: %(default)s)")
@@ -387,7 +402,8 @@ def parse_args(argv: list[str] | None) -> Config:
         provider_dir=a.provider_dir.resolve(), cxl_mode=a.cxl_mode,
         timeout=a.timeout, cxl_stats_per_size=a.cxl_stats_per_size,
         repeat=a.repeat, no_provider_table=a.no_provider_table,
-        summary=a.summary, without_yield=a.without_yield)
+        summary=a.summary, without_yield=a.without_yield,
+        cost_model=a.cost_model)
 
 
 # ---- setup ----------------------------------------------------------------
@@ -499,7 +515,7 @@ def run_environment(cfg: Config, spec: TransportSpec, base: dict[str, str],
 
 def cxl_env(cfg: Config, pool_dir: Path, mode: str) -> dict[str, str]:
     """The provider's path and a private pool in pool_dir."""
-    return {
+    env = {
         "FI_PROVIDER_PATH": str(cfg.provider_dir),
         "CXL_POOL": str(pool_dir / "pool"),
         "CXL_RUNDIR": str(pool_dir),
@@ -508,6 +524,9 @@ def cxl_env(cfg: Config, pool_dir: Path, mode: str) -> dict[str, str]:
         "CXL_JOB": f"bench-{os.getpid()}",
         "CXL_COHERENCE": mode,
     }
+    if cfg.cost_model != "none":
+        env["CXL_COST_MODEL"] = cfg.cost_model
+    return env
 
 
 # ---- one run ----------------------------------------------------------------
@@ -568,7 +587,7 @@ def parse_stats(text: str, ranks: int) -> tuple[CxlStats | None, str]:
     if len(lines) != ranks:
         return None, (f"{len(lines)} 'cxl-stats:' lines for {ranks} "
                       "processes: sums would be partial")
-    sums = [sum(int(line[i]) for line in lines) for i in range(6)]
+    sums = [sum(int(line[i] or 0) for line in lines) for i in range(10)]
     return CxlStats(len(lines), *sums), ""
 
 
