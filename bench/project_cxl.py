@@ -59,10 +59,14 @@ def parse_args(argv):
     p.add_argument("--model", default="cmpi",
                    choices=[m for m in ct.COST_MODELS if m != "none"],
                    help="CXL_COST_MODEL preset (default: %(default)s)")
-    p.add_argument("--cxl-mode", default="flush",
-                   choices=("flush", "emulated"),
-                   help="CXL_COHERENCE of the cxl runs (default: "
-                        "%(default)s: the instructions of a real pool)")
+    p.add_argument("--cxl-mode", default="emulated",
+                   choices=("emulated", "flush"),
+                   help="CXL_COHERENCE of the cxl runs. The model's time "
+                        "adds to what the mode's own operations cost here: "
+                        "emulated (the default) costs 14 ns per written "
+                        "line here, flush (clwb, clflushopt) 186 to 405 ns "
+                        "(docs/benchmarks.md), which real hardware "
+                        "includes in the device's figures")
     p.add_argument("--max", type=ct.parse_size, default=MiB, metavar="BYTES",
                    help="largest message size (default: 1M)")
     p.add_argument("--quick", action="store_true",
