@@ -74,6 +74,12 @@ def parse_args(argv):
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="runs per transport, interleaved; median per size "
                         "(default: %(default)s)")
+    p.add_argument("--tests", default="latency,bw",
+                   type=lambda t: ct.parse_choices(t, ("latency", "bw"),
+                                                   "test"),
+                   help="latency, bw or both (default: %(default)s)")
+    p.add_argument("--no-provider", action="store_true",
+                   help="skip the provider-alone line (bench/fi_pingpong)")
     p.add_argument("--best", action="store_true",
                    help="per size the best of the --repeat runs (lowest "
                         "latency, highest bandwidth) instead of the median: "
@@ -137,7 +143,7 @@ def main(argv=None) -> int:
     a = parse_args(argv)
     label = f"cxl+{a.model}"
     cfg = ct.Config(
-        transports=("cxl", "ofi-tcp"), tests=("latency", "bw"), ranks=2,
+        transports=("cxl", "ofi-tcp"), tests=a.tests, ranks=2,
         max_bytes=a.max, quick=a.quick, out_dir=a.out.resolve(),
         build_dir=ct.DEFAULT_BUILD_DIR, source=ct.DEFAULT_SOURCE,
         provider_dir=ct.DEFAULT_PROVIDER_DIR, cxl_mode=a.cxl_mode,
@@ -182,15 +188,18 @@ def main(argv=None) -> int:
         r = runs.get((name, test))
         return r.points.get(size) if r and r.ok else None
 
-    log("provider alone (fi_pingpong)")
-    prov = provider_line(cfg, plain, label, base_env)
+    prov = ""
+    if not a.no_provider:
+        log("provider alone (fi_pingpong)")
+        prov = provider_line(cfg, plain, label, base_env)
     print(f"== projected MPI figures on a CXL device: {label} is the cxl "
           f"provider in the {a.cxl_mode} mode with CXL_COST_MODEL="
           f"{a.model}; 2 ranks, MPICH, {'best' if a.best else 'median'} of "
           f"{a.repeat} run(s); this machine is shared, so compare the "
           "columns of one run")
     headers = (["size"] + [f"lat {n}" for n in names] + ["lat cMPI"]
-               + [f"bw {n}" for n in names] + ["bw cMPI 2s/1s"])
+               + ([f"bw {n}" for n in names] + ["bw cMPI 2s/1s"]
+                  if "bw" in cfg.tests else []))
     rows = []
     for size in sizes:
         cm = (f"{CMPI_LATENCY_US:.2f}" if size <= CMPI_LATENCY_MAX_SIZE
@@ -198,15 +207,17 @@ def main(argv=None) -> int:
         rows.append([ct.fmt_size(size)]
                     + [ct.fmt(val(n, "latency", size)) for n in names]
                     + [cm]
-                    + [ct.fmt(val(n, "bw", size), 0) for n in names]
-                    + [f"{CMPI_BW_TWO_SIDED:.0f}/{CMPI_BW_ONE_SIDED:.0f} "
-                       "peak" if size == sizes[-1] else ""])
+                    + ([ct.fmt(val(n, "bw", size), 0) for n in names]
+                       + [f"{CMPI_BW_TWO_SIDED:.0f}/{CMPI_BW_ONE_SIDED:.0f}"
+                          " peak" if size == sizes[-1] else ""]
+                       if "bw" in cfg.tests else []))
     ct.print_table(headers, rows)
     print("latency: one-way us; bw: MB/s (1e6 B/s). cMPI: published "
           "two-sided latency (about 12 us up to 16 KiB, Fig. 8) and peak "
           "bandwidths with 16-32 processes (6.05 GB/s two-sided, 8.6 GB/s "
           "one-sided), seed 000 Sec. 4.2; not a 2-rank measurement")
-    print(prov)
+    if prov:
+        print(prov)
     print()
 
     for test in cfg.tests:
@@ -271,6 +282,7 @@ def plot(path: Path, label, names, sizes, val) -> Path:
     import matplotlib.pyplot as plt
 
     colors = {label: "tab:red", "cxl": "tab:orange", "ofi-tcp": "tab:gray"}
+    # with one test only, its panel stays empty but for cMPI's lines
     fig, (lat, bw) = plt.subplots(1, 2, figsize=(12, 4.5))
     for name in names:
         for ax, test, scale in ((lat, "latency", 1.0), (bw, "bw", 1e-3)):
