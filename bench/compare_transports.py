@@ -269,6 +269,7 @@ class Config:
     summary: bool = False
     without_yield: bool = False
     cost_model: str = "none"  # CXL_COST_MODEL of the cxl runs
+    bench_args: tuple[str, ...] = ()  # more mpi_bench options
 
 
 # ---- command line ---------------------------------------------------------
@@ -600,7 +601,7 @@ def invoke(cfg: Config, binary: Path, transport: str, test: str,
     ranks = TESTS[test].ranks or cfg.ranks
     spec = TRANSPORTS[transport]
     prog = [str(binary), test, "--max", str(max_bytes)] + (
-        ["--quick"] if cfg.quick else [])
+        ["--quick"] if cfg.quick else []) + list(cfg.bench_args)
     cmd = [str(MPIEXEC), "-n", str(ranks)] + prog
     if spec.hosts:  # tools/cxlrun makes the hosts, the pool and the env
         cmd = [str(CXLRUN), "-t", spec.provider, "-H", str(spec.hosts),
