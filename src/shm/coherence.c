@@ -239,10 +239,11 @@ CXL_EXPORT void cxl_wfence(cxl_pool *p)
 
 CXL_EXPORT void cxl_fence(cxl_pool *p)
 {
-	if (p->mode != CXL_COH_COHERENT)
+	if (p->mode != CXL_COH_COHERENT) {
 		COUNT(fences, 1);
-	if (COST(p))
-		cxl_cost_fence(p);
+		if (COST(p))
+			cxl_cost_fence(p);
+	}
 #if defined(__x86_64__)
 	if (p->mode == CXL_COH_FLUSH || p->mode == CXL_COH_UNCACHED) {
 		_mm_mfence();
