@@ -65,9 +65,22 @@ CXL_EXPORT int cxl_cost_preset(const char *name, struct cxl_cost_params *out)
 	return CXL_EINVAL;
 }
 
+/* CLOCK_MONOTONIC at the first setup: times are kept in ps from here, so
+ * that 64 bits last 213 days of a process, whatever the uptime. */
+static _Atomic uint64_t clock_base_ns;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void cxl_cost_setup(struct cxl_pool *p)
 {
 	const struct cxl_cost_params *c = &p->opts.cost;
+	uint64_t zero = 0;
 
 	memset(&p->cost, 0, sizeof(p->cost));
 	/* The coherent mode issues no device operation: nothing to charge */
@@ -80,6 +93,9 @@ void cxl_cost_setup(struct cxl_pool *p)
 	p->cost.fence_ps = (uint64_t)c->fence_ns * 1000;
 	/* 64 bytes at bw_gbs bytes per ns, in ps; env.c bounds bw_gbs */
 	p->cost.line_ps = (uint64_t)(CXL_LINE * 1000.0 / c->bw_gbs + 0.5);
+	/* the first attachment with a model sets the base; later ones keep it
+	 * (a time before it would wrap) */
+	atomic_compare_exchange_strong(&clock_base_ns, &zero, mono_ns() - 1);
 	p->cost.on = true;
 }
 
@@ -102,10 +118,8 @@ static _Thread_local uint64_t wr_free, wr_done;
 
 static inline uint64_t now_ps(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) *
+	return (mono_ns() -
+		atomic_load_explicit(&clock_base_ns, memory_order_relaxed)) *
 	       1000u;
 }
 
