@@ -198,13 +198,10 @@ CXL_EXPORT void cxl_inval(cxl_pool *p, const void *ptr, size_t len)
 		return;
 	COUNT(inval_lines, (e - a) / CXL_LINE);
 	COUNT(fences, 1);
-	if (COST(p)) {
-		/* the mfence waits for this thread's writes; the lines are
-		 * then read from the device (charged here, before the
-		 * caller's loads) */
-		cxl_cost_fence(p);
-		cxl_cost_read(p, (e - a) / CXL_LINE);
-	}
+	/* Cost model: the mfence waits for this thread's writes, then the
+	 * lines are read from the device (charged before the caller's loads) */
+	if (COST(p))
+		cxl_cost_fence_read(p, (e - a) / CXL_LINE);
 	if (p->mode == CXL_COH_EMULATED) {
 		cxl_emu_inval(p, a - (uintptr_t)p->base, (e - a) / CXL_LINE);
 		atomic_thread_fence(memory_order_seq_cst);
@@ -288,10 +285,9 @@ CXL_EXPORT uint64_t cxl_nt_load64(cxl_pool *p, const uint64_t *ptr)
 		return __atomic_load_n(ptr, __ATOMIC_SEQ_CST);
 	COUNT(nt_loads, 1);
 	COUNT(fences, 1); /* every mode but coherent fences before the load */
-	if (COST(p)) {	  /* the fence, then one device round trip */
-		cxl_cost_fence(p);
-		cxl_cost_read(p, 1);
-	}
+	/* Cost model: the fence, then one device round trip */
+	if (COST(p))
+		cxl_cost_fence_read(p, 1);
 	if (!line_range(p, ptr, sizeof(*ptr), &a, &e))
 		return __atomic_load_n(ptr, __ATOMIC_SEQ_CST);
 	if (p->mode == CXL_COH_EMULATED) {

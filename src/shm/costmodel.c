@@ -137,18 +137,6 @@ static inline void charge(uint64_t ps)
 	atomic_fetch_add_explicit(&charged_ps, ps, memory_order_relaxed);
 }
 
-void cxl_cost_read(const struct cxl_pool *p, uint64_t nlines)
-{
-	uint64_t d, t0;
-
-	if (!nlines)
-		return;
-	t0 = now_ps();
-	d = p->cost.load_ps + (nlines - 1) * p->cost.line_ps;
-	charge(d);
-	wait_until(t0 + d);
-}
-
 void cxl_cost_write(const struct cxl_pool *p, uint64_t nlines, bool nt)
 {
 	uint64_t t, start, done;
@@ -164,12 +152,31 @@ void cxl_cost_write(const struct cxl_pool *p, uint64_t nlines, bool nt)
 		wr_done = done;
 }
 
+/* The fence's end: the thread's writes complete, plus the fence cost. */
+static inline uint64_t fence_end(const struct cxl_pool *p, uint64_t t)
+{
+	uint64_t end = (wr_done > t ? wr_done : t) + p->cost.fence_ps;
+
+	wr_done = 0;
+	return end;
+}
+
 void cxl_cost_fence(const struct cxl_pool *p)
 {
-	uint64_t t = now_ps(), until;
+	uint64_t t = now_ps(), until = fence_end(p, t);
 
-	until = (wr_done > t ? wr_done : t) + p->cost.fence_ps;
-	wr_done = 0;
+	charge(until - t);
+	wait_until(until);
+}
+
+/* A fence, then a read of n lines: one clock read and one wait, since each
+ * clock read (about 40 ns here) would add to what a poll costs. */
+void cxl_cost_fence_read(const struct cxl_pool *p, uint64_t nlines)
+{
+	uint64_t t = now_ps(), until = fence_end(p, t);
+
+	if (nlines)
+		until += p->cost.load_ps + (nlines - 1) * p->cost.line_ps;
 	charge(until - t);
 	wait_until(until);
 }

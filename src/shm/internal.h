@@ -112,9 +112,9 @@ int cxl_coh_select(struct cxl_pool *p);
 
 /* costmodel.c: called by the coherence primitives when p->cost.on */
 void cxl_cost_setup(struct cxl_pool *p); /* after the mode is chosen */
-void cxl_cost_read(const struct cxl_pool *p, uint64_t nlines);
 void cxl_cost_write(const struct cxl_pool *p, uint64_t nlines, bool nt);
 void cxl_cost_fence(const struct cxl_pool *p);
+void cxl_cost_fence_read(const struct cxl_pool *p, uint64_t nlines);
 uint64_t cxl_cost_charged_ns(void);
 void cxl_cost_charged_reset(void);
 
