@@ -149,6 +149,8 @@ TRANSPORTS = {
 }
 
 CXL_MODES = ("coherent", "flush", "emulated")
+# CXL_COST_MODEL presets (src/shm/costmodel.c, docs/costmodel.md)
+COST_MODELS = ("none", "cmpi", "cxl-a", "cxl-b")
 CXL_POOL_SIZE = "512M"
 CXL_ARENA_CAPACITY = "8192"
 
@@ -166,12 +168,13 @@ RESULT_RE = re.compile(r"^RESULT\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$", re.M)
 PROVIDER_RE = re.compile(r"^libfabric provider:\s*(\S+).*$", re.M)
 STATS_RE = re.compile(
     r"cxl-stats: sent (\d+) recv (\d+) bytes (\d+) flush_lines (\d+) "
-    r"inval_lines (\d+) fences (\d+) nt_stores (\d+) nt_loads (\d+)"
-    r".* polls (\d+) poll_inval_lines (\d+) poll_fences (\d+)")
+    r"inval_lines (\d+) fences (\d+) nt_stores (\d+) nt_loads (\d+) "
+    r"nt_lines (\d+).* polls (\d+) poll_inval_lines (\d+) poll_fences (\d+)"
+    r"(?:.*? cost_ns (\d+))?")
 
-# mpi_bench's counters of one size's timed rounds (bench/mpi/coh_probe.h)
-COH_RE = re.compile(r"^COH\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
-                    r"\s+\d+\s+\d+\s+(\d+)\s+(\d+)\s+(\d+)\s*$", re.M)
+# mpi_bench's counters of one size's timed rounds (bench/mpi/coh_probe.h):
+# COH <test> <size> <messages> and the 11 counters of cxl_coh_counters
+COH_RE = re.compile(r"^COH\s+(\S+)\s+(\d+)\s+(\d+)((?:\s+\d+){11})\s*$", re.M)
 
 HYDRA_REPORT_RE = re.compile(r"BAD TERMINATION|EXIT CODE:|EXIT STRING:")
 
@@ -195,32 +198,38 @@ class CxlStats:
     flush_lines: int
     inval_lines: int
     fences: int
+    nt_stores: int = 0
+    nt_loads: int = 0
+    nt_lines: int = 0
+    cost_ns: int = 0  # time charged by CXL_COST_MODEL
     polls: int = 0
     poll_inval_lines: int = 0
     poll_fences: int = 0
 
+    _COUNTS = ("sent", "recv", "bytes", "flush_lines", "inval_lines",
+               "fences", "nt_stores", "nt_loads", "nt_lines", "cost_ns",
+               "polls", "poll_inval_lines", "poll_fences")
+
     @staticmethod
     def from_line(f: tuple[str, ...]) -> CxlStats:
-        """One process's line (STATS_RE's groups)."""
-        v = [int(x) for x in f]
-        sent, recv, nbytes, flush, inval, fences = v[:6]
-        polls, pinval, pfences = v[8:11]
+        """One process's line (STATS_RE's groups; cost_ns may be absent)."""
+        v = [int(x or 0) for x in f]
+        (sent, recv, nbytes, flush, inval, fences, nt_st, nt_ld, nt_ln,
+         polls, pinval, pfences, cost) = v
         return CxlStats(1, sent, recv, nbytes, flush, inval - pinval,
-                        fences - pfences, polls, pinval, pfences)
+                        fences - pfences, nt_st, nt_ld, nt_ln, cost, polls,
+                        pinval, pfences)
 
     def plus(self, other: CxlStats) -> CxlStats:
         return CxlStats(self.processes + other.processes,
                         *(getattr(self, n) + getattr(other, n)
                           for n in self._COUNTS))
 
-    _COUNTS = ("sent", "recv", "bytes", "flush_lines", "inval_lines",
-               "fences", "polls", "poll_inval_lines", "poll_fences")
-
     def minus(self, other: CxlStats) -> CxlStats:
         """Counters of the work self did beyond other (a run with one more
         message size than other). Polls are left out of the message
-        counts, so these do not depend on timing; a count that still
-        comes out negative gives no per-message figure."""
+        counts; a count that still comes out negative gives no
+        per-message figure."""
         return CxlStats(self.processes, *(getattr(self, n) - getattr(other, n)
                                           for n in self._COUNTS))
 
@@ -290,6 +299,8 @@ class Config:
     no_provider_table: bool = False
     summary: bool = False
     without_yield: bool = False
+    cost_model: str = "none"  # CXL_COST_MODEL of the cxl runs
+    bench_args: tuple[str, ...] = ()  # more mpi_bench options
 
 
 # ---- command line ---------------------------------------------------------
@@ -365,6 +376,13 @@ def parse_args(argv: list[str] | None) -> Config:
         help="CXL_COHERENCE of the cxl runs; cxl-coherent always runs "
              "coherent (default: %(default)s)")
     p.add_argument(
+        "--cost-model", choices=COST_MODELS, default="none",
+        help="CXL_COST_MODEL of the cxl, cxl-coherent and provider-table "
+             "runs (not cxl-hosts, which tools/cxlrun configures): charge a "
+             "CXL device's costs for every coherence operation; the "
+             "coherent mode is never charged (docs/costmodel.md; default: "
+             "%(default)s)")
+    p.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
         help="time limit of each mpiexec invocation; a run that exceeds it "
              "is killed and reported as failed (default: %(default)s)")
@@ -416,7 +434,8 @@ def parse_args(argv: list[str] | None) -> Config:
         provider_dir=a.provider_dir.resolve(), cxl_mode=a.cxl_mode,
         timeout=a.timeout, cxl_stats_per_size=a.cxl_stats_per_size,
         repeat=a.repeat, no_provider_table=a.no_provider_table,
-        summary=a.summary, without_yield=a.without_yield)
+        summary=a.summary, without_yield=a.without_yield,
+        cost_model=a.cost_model)
 
 
 # ---- setup ----------------------------------------------------------------
@@ -530,7 +549,7 @@ def run_environment(cfg: Config, spec: TransportSpec, base: dict[str, str],
 
 def cxl_env(cfg: Config, pool_dir: Path, mode: str) -> dict[str, str]:
     """The provider's path and a private pool in pool_dir."""
-    return {
+    env = {
         "FI_PROVIDER_PATH": str(cfg.provider_dir),
         "CXL_POOL": str(pool_dir / "pool"),
         "CXL_RUNDIR": str(pool_dir),
@@ -539,6 +558,9 @@ def cxl_env(cfg: Config, pool_dir: Path, mode: str) -> dict[str, str]:
         "CXL_JOB": f"bench-{os.getpid()}",
         "CXL_COHERENCE": mode,
     }
+    if cfg.cost_model != "none":
+        env["CXL_COST_MODEL"] = cfg.cost_model
+    return env
 
 
 # ---- one run ----------------------------------------------------------------
@@ -609,13 +631,14 @@ def parse_coh(text: str, ranks: int) -> dict[int, CxlStats] | None:
     """Per-size counters from mpi_bench's COH lines (all ranks summed over
     one size's rounds; each message is sent once and received once)."""
     out = {}
-    for (_test, size, msgs, flush, inval, fences, polls, pinval,
-         pfences) in COH_RE.findall(text):
+    for _test, size, msgs, counts in COH_RE.findall(text):
+        (flush, inval, fences, nt_st, nt_ld, nt_ln, polls, pinval, pfences,
+         _pntld, cost) = (int(x) for x in counts.split())
         m = int(msgs)
         out[int(size)] = CxlStats(
-            ranks, m, m, m * int(size), int(flush),
-            int(inval) - int(pinval), int(fences) - int(pfences),
-            int(polls), int(pinval), int(pfences))
+            ranks, m, m, m * int(size), flush, inval - pinval,
+            fences - pfences, nt_st, nt_ld, nt_ln, cost, polls, pinval,
+            pfences)
     return out or None
 
 
@@ -628,7 +651,7 @@ def invoke(cfg: Config, binary: Path, transport: str, test: str,
     ranks = TESTS[test].ranks or cfg.ranks
     spec = TRANSPORTS[transport]
     prog = [str(binary), test, "--max", str(max_bytes)] + (
-        ["--quick"] if cfg.quick else [])
+        ["--quick"] if cfg.quick else []) + list(cfg.bench_args)
     cmd = [str(MPIEXEC), "-n", str(ranks)] + prog
     if spec.hosts:  # tools/cxlrun makes the hosts, the pool and the env
         cmd = [str(CXLRUN), "-t", spec.provider, "-H", str(spec.hosts),

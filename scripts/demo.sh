@@ -21,12 +21,15 @@
 #      bar charts, and latency under load (cxlbench loaded: the pool's
 #      latency-versus-bandwidth curve next to DRAM's)
 #      (docs/characterization.md).
-# Results (tables, CSV, plots) go to results/. QUICK=1 makes 1., 2. and
-# 5. shorter (5. in under 30 s: 16 MiB arrays, two modes). Without root,
+#   6. MPI projected on a CXL device: ping-pong and bandwidth over cxl
+#      under the cost model of cMPI's device (CXL_COST_MODEL=cmpi), next
+#      to cMPI's published figures and tcp (docs/costmodel.md).
+# Results (tables, CSV, plots) go to results/. QUICK=1 makes 1., 2., 5. and
+# 6. shorter (5. in under 30 s: 16 MiB arrays, two modes). Without root,
 # cxlrun emulates the hosts in one namespace and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-step() { printf '\n==== [%s/5] %s\n' "$1" "$2"; }
+step() { printf '\n==== [%s/6] %s\n' "$1" "$2"; }
 scripts/setup.sh
 echo "demo: building (release)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -58,5 +61,13 @@ build/tools/cxlbench pmem ${QUICK:+--quick} --mode flush \
 build/tools/cxlbench loaded ${QUICK:+--quick --mix R,2:1} --mode coherent,flush \
 	--csv results/stream/loaded.csv | tee results/loaded.txt
 .venv/bin/python bench/plot_loaded.py results/stream/loaded.csv --out results/stream
+step 6 "MPI projected on a CXL device (cost model cmpi), next to cMPI's published figures and tcp"
+if [ -n "${QUICK:-}" ]; then
+	proj_args=(--quick --max 64K --no-counts)
+else
+	proj_args=(--repeat 2 --best)
+fi
+.venv/bin/python bench/project_cxl.py "${proj_args[@]}" --out results/projection |
+	tee results/projection.txt
 echo
-echo "demo: results in $(pwd)/results/ (cxlbench, ring_bench, mpi/, rma/ and stream/: CSV and the PNG plots above)"
+echo "demo: results in $(pwd)/results/ (cxlbench, ring_bench, mpi/, rma/, stream/ and projection/: CSV and the PNG plots above)"

@@ -11,8 +11,11 @@
  *   COH latency <size_bytes> <messages> <flush_lines> ...
  *
  *   mpi_bench latency|bw|bibw|mbw|allreduce [--max BYTES] [--quick]
+ *             [--iters N] [--batches B]
  *
- * latency   ping-pong between ranks 0 and 1, one-way time (us)
+ * latency   ping-pong between ranks 0 and 1, one-way time (us); with
+ *           --batches B the median of B batches' means, which a machine
+ *           shared with other jobs disturbs less than one mean
  * bw        rank 0 streams windows of 64 messages to rank 1 (MB/s)
  * bibw      both directions at once (MB/s, sum)
  * mbw       n/2 pairs (r, r + n/2) stream at once (MB/s, aggregate)
@@ -28,6 +31,7 @@
 #define WINDOW 64
 
 static int rank, size;
+static int batches; /* --batches: latency's median of batch means */
 
 static int iters_for(size_t n, int quick)
 {
@@ -44,14 +48,32 @@ static int warmup(int iters)
 	return iters / 10 + 1;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static double latency(char *buf, size_t n, int iters)
 {
-	double t0 = 0;
+	int nb = batches > iters ? iters : batches > 1 ? batches : 1;
+	int per = iters / nb; /* round trips per batch; the rest is dropped */
+	double t0 = 0, t, *mean = malloc((size_t)nb * sizeof(*mean));
 
+	if (!mean)
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	iters = per * nb;
 	for (int i = -warmup(iters); i < iters; i++) {
 		if (i == 0) {
 			MPI_Barrier(MPI_COMM_WORLD);
 			t0 = MPI_Wtime();
+		} else if (i > 0 && i % per == 0) {
+			/* batch i / per - 1 ends: the ping-pong keeps the
+			 * ranks in step, so no barrier between batches */
+			t = MPI_Wtime();
+			mean[i / per - 1] = (t - t0) * 1e6 / (2.0 * per);
+			t0 = t;
 		}
 		if (rank == 0) {
 			MPI_Send(buf, (int)n, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
@@ -63,7 +85,11 @@ static double latency(char *buf, size_t n, int iters)
 			MPI_Send(buf, (int)n, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
 		}
 	}
-	return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+	mean[nb - 1] = (MPI_Wtime() - t0) * 1e6 / (2.0 * per);
+	qsort(mean, (size_t)nb, sizeof(*mean), cmp_double);
+	t = nb % 2 ? mean[nb / 2] : (mean[nb / 2 - 1] + mean[nb / 2]) / 2;
+	free(mean);
+	return t;
 }
 
 /* Stream windows from src to dst (and back if both); returns MB/s of
@@ -147,7 +173,7 @@ int main(int argc, char **argv)
 		if (!rank)
 			fprintf(stderr, "usage: mpi_bench latency|bw|bibw|mbw|"
 					"allreduce [--max BYTES] [--quick] "
-					"[--iters N]\n");
+					"[--iters N] [--batches B]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	test = argv[1];
@@ -158,6 +184,8 @@ int main(int argc, char **argv)
 			quick = 1;
 		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = atoi(argv[++i]); /* every size: slow links */
+		else if (!strcmp(argv[i], "--batches") && i + 1 < argc)
+			batches = atoi(argv[++i]);
 	}
 	if (size < 2) {
 		if (!rank)

@@ -82,6 +82,8 @@ struct cxl_coh_counters {
 	 * number depends on how long a process waits, not on its work. */
 	uint64_t polls;
 	uint64_t poll_inval_lines, poll_fences, poll_nt_loads;
+	uint64_t cost_ns; /* time the cost model (CXL_COST_MODEL) made
+			     the operations above wait, summed */
 };
 
 void cxl_coh_counters_get(struct cxl_coh_counters *out);
@@ -92,6 +94,26 @@ void cxl_coh_counters_reset(void);
  * look at pool memory that found nothing to do.
  */
 void cxl_coh_count_poll(const struct cxl_coh_counters *before);
+
+/*
+ * The CXL device cost model (docs/costmodel.md). When CXL_COST_MODEL names
+ * a preset, every counted operation above also busy-waits for what it
+ * costs on that device: a read of n lines load_ns + (n-1) lines at the
+ * bandwidth; written lines (flush, streaming, non-temporal stores) are
+ * pipelined at the bandwidth and complete wb_ns (nt_ns) after issue; a
+ * fence waits for the calling thread's incomplete writes, plus fence_ns.
+ * The coherent mode issues no device operation and is never charged.
+ */
+
+/* Preset by name: CXL_OK, or CXL_EINVAL for an unknown name. */
+int cxl_cost_preset(const char *name, struct cxl_cost_params *out);
+
+/* Name of preset i (0, 1, ...); NULL past the last. */
+const char *cxl_cost_preset_name(unsigned i);
+
+/* The model this attachment charges; name "none" when it charges nothing
+ * (model off, or the coherent mode). */
+void cxl_pool_cost(const cxl_pool *p, struct cxl_cost_params *out);
 
 /* CPU features detected at run time. */
 struct cxl_cpu_features {

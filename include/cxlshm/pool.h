@@ -32,6 +32,22 @@ enum cxl_flush_insn {
 	CXL_FLUSH_CLFLUSH,
 };
 
+/*
+ * CXL device cost model (CXL_COST_MODEL; docs/costmodel.md). The coherence
+ * primitives busy-wait for what these operations cost on the device, on
+ * top of what they cost on this machine.
+ */
+#define CXL_COST_NAME_MAX 15
+struct cxl_cost_params {
+	char name[CXL_COST_NAME_MAX + 1]; /* preset; "none": model off */
+	uint32_t load_ns;  /* a line read from the device (miss, uncached) */
+	uint32_t wb_ns;	   /* write-back of a line: issue to completion */
+	uint32_t nt_ns;	   /* non-temporal store: issue to completion */
+	uint32_t fence_ns; /* added to every fence */
+	double bw_gbs;	   /* device bandwidth per thread and direction, GB/s
+			      (1e9 bytes/s) */
+};
+
 #define CXL_NAME_MAX 63		 /* object and job names, excluding the NUL */
 #define CXL_HOST_AUTO UINT32_MAX /* host_id: claim one from the pool */
 #define CXL_JOB_GLOBAL "global"
@@ -54,6 +70,7 @@ struct cxl_pool_opts {
 	char rundir[256];	  /* CXL_RUNDIR: host-local lock files */
 	int no_reap;		  /* skip reclaiming dead processes at attach
 				   * ('cxlpool info' and 'ls' show them; 'gc' reclaims) */
+	struct cxl_cost_params cost; /* CXL_COST_MODEL, CXL_COST_* */
 };
 
 /* Fill with built-in defaults (no environment). */

@@ -64,7 +64,7 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu "
 		"nt_lines %llu direct_rma %llu atomics %llu read_spins %llu "
 		"spin_hits %llu polls %llu poll_inval_lines %llu "
-		"poll_fences %llu poll_nt_loads %llu host %lld\n",
+		"poll_fences %llu poll_nt_loads %llu host %lld cost_ns %llu\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -82,7 +82,8 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)(c.poll_inval_lines - c0->poll_inval_lines),
 		(unsigned long long)(c.poll_fences - c0->poll_fences),
 		(unsigned long long)(c.poll_nt_loads - c0->poll_nt_loads),
-		pool ? (long long)cxl_pool_host_id(pool) : -1ll);
+		pool ? (long long)cxl_pool_host_id(pool) : -1ll,
+		(unsigned long long)(c.cost_ns - c0->cost_ns));
 }
 
 int cxlfi_pool_get(cxl_pool **out)

@@ -22,12 +22,13 @@ int MPI_Finalize(void)
 		fprintf(stderr,
 			"CXLMPI_STATS rank %d: puts %lu gets %lu accs %lu "
 			"locks %lu syncs %lu flush_lines %llu inval_lines "
-			"%llu fences %llu\n",
+			"%llu fences %llu cost_ns %llu\n",
 			rank, cxlmpi_stats.puts, cxlmpi_stats.gets,
 			cxlmpi_stats.accs, cxlmpi_stats.locks,
 			cxlmpi_stats.syncs, (unsigned long long)c.flush_lines,
 			(unsigned long long)c.inval_lines,
-			(unsigned long long)c.fences);
+			(unsigned long long)c.fences,
+			(unsigned long long)c.cost_ns);
 	}
 	return PMPI_Finalize();
 }

@@ -10,6 +10,9 @@
  * uncached   as flush; cxl_copy_to_pool streams with movntdq instead
  * emulated   private->pool  pool->private    counted  pool word pool->private
  *            per line       per line                            then load
+ *
+ * With CXL_COST_MODEL, each counted operation also waits for what it costs
+ * on the modelled device (costmodel.c): the COST() branches below.
  */
 #include <cpuid.h>
 #include <string.h>
@@ -31,6 +34,9 @@ static struct {
 
 #define COUNT(field, n) \
 	atomic_fetch_add_explicit(&ctr.field, (n), memory_order_relaxed)
+
+/* The cost model is on for this attachment: one predictable branch */
+#define COST(p) CXL_UNLIKELY((p)->cost.on)
 
 static struct cxl_cpu_features cpu;
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
@@ -164,6 +170,8 @@ CXL_EXPORT void cxl_flush(cxl_pool *p, const void *ptr, size_t len)
 	if (p->mode == CXL_COH_COHERENT || !line_range(p, ptr, len, &a, &e))
 		return;
 	COUNT(flush_lines, (e - a) / CXL_LINE);
+	if (COST(p)) /* issued now, completes by the next fence */
+		cxl_cost_write(p, (e - a) / CXL_LINE, false);
 	if (p->mode == CXL_COH_EMULATED) {
 		/* Fault injection for the negative test: the write-back is
 		 * "forgotten", exactly the bug the emulator must expose. */
@@ -191,6 +199,10 @@ CXL_EXPORT void cxl_inval(cxl_pool *p, const void *ptr, size_t len)
 		return;
 	COUNT(inval_lines, (e - a) / CXL_LINE);
 	COUNT(fences, 1);
+	/* Cost model: the mfence waits for this thread's writes, then the
+	 * lines are read from the device (charged before the caller's loads) */
+	if (COST(p))
+		cxl_cost_fence_read(p, (e - a) / CXL_LINE);
 	if (p->mode == CXL_COH_EMULATED) {
 		cxl_emu_inval(p, a - (uintptr_t)p->base, (e - a) / CXL_LINE);
 		atomic_thread_fence(memory_order_seq_cst);
@@ -211,6 +223,8 @@ CXL_EXPORT void cxl_wfence(cxl_pool *p)
 		return;
 	}
 	COUNT(fences, 1);
+	if (COST(p))
+		cxl_cost_fence(p);
 #if defined(__x86_64__)
 	if (p->mode != CXL_COH_EMULATED) {
 		/* Orders clflushopt/clwb and movnti before later stores. */
@@ -223,8 +237,11 @@ CXL_EXPORT void cxl_wfence(cxl_pool *p)
 
 CXL_EXPORT void cxl_fence(cxl_pool *p)
 {
-	if (p->mode != CXL_COH_COHERENT)
+	if (p->mode != CXL_COH_COHERENT) {
 		COUNT(fences, 1);
+		if (COST(p))
+			cxl_cost_fence(p);
+	}
 #if defined(__x86_64__)
 	if (p->mode == CXL_COH_FLUSH || p->mode == CXL_COH_UNCACHED) {
 		_mm_mfence();
@@ -242,10 +259,14 @@ CXL_EXPORT void cxl_nt_store64(cxl_pool *p, uint64_t *ptr, uint64_t v)
 		return;
 	case CXL_COH_EMULATED:
 		COUNT(nt_stores, 1);
+		if (COST(p))
+			cxl_cost_write(p, 1, true);
 		cxl_emu_nt_store64(p, (uint64_t)((uint8_t *)ptr - p->base), v);
 		return;
 	default:
 		COUNT(nt_stores, 1);
+		if (COST(p))
+			cxl_cost_write(p, 1, true);
 #if defined(__x86_64__)
 		/* Bypasses (and evicts) the cached line; becomes visible at
 		 * the next sfence/mfence, which the caller issues. */
@@ -265,6 +286,9 @@ CXL_EXPORT uint64_t cxl_nt_load64(cxl_pool *p, const uint64_t *ptr)
 		return __atomic_load_n(ptr, __ATOMIC_SEQ_CST);
 	COUNT(nt_loads, 1);
 	COUNT(fences, 1); /* every mode but coherent fences before the load */
+	/* Cost model: the fence, then one device round trip */
+	if (COST(p))
+		cxl_cost_fence_read(p, 1);
 	if (!line_range(p, ptr, sizeof(*ptr), &a, &e))
 		return __atomic_load_n(ptr, __ATOMIC_SEQ_CST);
 	if (p->mode == CXL_COH_EMULATED) {
@@ -290,10 +314,15 @@ static void nt_copy(cxl_pool *p, uint8_t *d, const uint8_t *s, size_t n)
 	if (head > n)
 		head = n;
 	/* lines touched by the streamed middle, for the cost counters */
-	if (n > head + 16)
-		COUNT(nt_lines, (ALIGN_UP((uintptr_t)d + n, CXL_LINE) -
-				 ALIGN_DOWN((uintptr_t)d + head, CXL_LINE)) /
-					CXL_LINE);
+	if (n > head + 16) {
+		uint64_t lines = (ALIGN_UP((uintptr_t)d + n, CXL_LINE) -
+				  ALIGN_DOWN((uintptr_t)d + head, CXL_LINE)) /
+				 CXL_LINE;
+
+		COUNT(nt_lines, lines);
+		if (COST(p))
+			cxl_cost_write(p, lines, true);
+	}
 	if (head) {
 		memcpy(d, s, head);
 		cxl_flush(p, d, head);
@@ -355,6 +384,7 @@ CXL_EXPORT void cxl_coh_counters_get(struct cxl_coh_counters *o)
 		atomic_load_explicit(&ctr.nt_stores, memory_order_relaxed);
 	o->nt_loads = atomic_load_explicit(&ctr.nt_loads, memory_order_relaxed);
 	o->nt_lines = atomic_load_explicit(&ctr.nt_lines, memory_order_relaxed);
+	o->cost_ns = cxl_cost_charged_ns();
 	o->polls = atomic_load_explicit(&ctr.polls, memory_order_relaxed);
 	o->poll_inval_lines = atomic_load_explicit(&ctr.poll_inval_lines,
 						   memory_order_relaxed);
@@ -383,6 +413,7 @@ CXL_EXPORT void cxl_coh_counters_reset(void)
 	atomic_store(&ctr.nt_stores, 0);
 	atomic_store(&ctr.nt_loads, 0);
 	atomic_store(&ctr.nt_lines, 0);
+	cxl_cost_charged_reset();
 	atomic_store(&ctr.polls, 0);
 	atomic_store(&ctr.poll_inval_lines, 0);
 	atomic_store(&ctr.poll_fences, 0);

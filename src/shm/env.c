@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@ CXL_EXPORT void cxl_opts_default(struct cxl_pool_opts *o)
 	o->max_procs = DEF_MAX_PROCS;
 	o->lock_timeout_ms = DEF_LOCK_TIMEOUT_MS;
 	strcpy(o->rundir, "/dev/shm");
+	cxl_cost_preset("none", &o->cost);
 }
 
 CXL_EXPORT int cxl_parse_size(const char *s, uint64_t *out)
@@ -156,6 +158,78 @@ static int env_choice(const char *var, const char *const *names, int n,
 			  s, list);
 }
 
+/* Bounds of the cost model's overrides (docs/env.md) */
+#define COST_NS_MAX 10000000u /* 10 ms */
+#define COST_BW_MIN 0.01
+#define COST_BW_MAX 10000.0
+
+/* CXL_COST_MODEL and its overrides; docs/costmodel.md */
+static int cost_from_env(struct cxl_cost_params *c)
+{
+	static const char *const ns_vars[] = { "CXL_COST_LOAD_NS",
+					       "CXL_COST_WB_NS",
+					       "CXL_COST_NT_NS",
+					       "CXL_COST_FENCE_NS" };
+	uint32_t *ns_fields[] = { &c->load_ns, &c->wb_ns, &c->nt_ns,
+				  &c->fence_ns };
+	const char *model = getenv("CXL_COST_MODEL");
+	const char *bw = getenv("CXL_COST_BW_GBS");
+	char list[128] = "none";
+	uint64_t v;
+	int rc;
+
+	if (model && cxl_cost_preset(model, c) != CXL_OK) {
+		for (unsigned i = 0; cxl_cost_preset_name(i); i++) {
+			strcat(list, "|");
+			strcat(list, cxl_cost_preset_name(i));
+		}
+		return cxl_seterr(CXL_EENV,
+				  "CXL_COST_MODEL='%s' is not valid: use one "
+				  "of %s (docs/costmodel.md)",
+				  model, list);
+	}
+	if (!strcmp(c->name, "none")) {
+		for (unsigned i = 0; i < 4; i++)
+			if (getenv(ns_vars[i]))
+				return cxl_seterr(
+					CXL_EENV,
+					"%s is set but CXL_COST_MODEL "
+					"is not: set CXL_COST_MODEL "
+					"to the preset it modifies, "
+					"or unset %s",
+					ns_vars[i], ns_vars[i]);
+		if (bw)
+			return cxl_seterr(CXL_EENV,
+					  "CXL_COST_BW_GBS is set but "
+					  "CXL_COST_MODEL is not: set "
+					  "CXL_COST_MODEL to the preset it "
+					  "modifies, or unset CXL_COST_BW_GBS");
+		return CXL_OK;
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		v = *ns_fields[i];
+		if ((rc = env_u64(ns_vars[i], 0, COST_NS_MAX, &v, false)))
+			return rc;
+		*ns_fields[i] = (uint32_t)v;
+	}
+	if (bw) {
+		char *end;
+		double d;
+
+		errno = 0;
+		d = strtod(bw, &end);
+		if (!isdigit((unsigned char)*bw) || errno || *end ||
+		    !isfinite(d) || d < COST_BW_MIN || d > COST_BW_MAX)
+			return cxl_seterr(CXL_EENV,
+					  "CXL_COST_BW_GBS='%s' is not valid: "
+					  "give the device bandwidth in GB/s, "
+					  "a number from %g to %g",
+					  bw, COST_BW_MIN, COST_BW_MAX);
+		c->bw_gbs = d;
+	}
+	return CXL_OK;
+}
+
 CXL_EXPORT int cxl_opts_from_env(struct cxl_pool_opts *o)
 {
 	static const char *const modes[] = { "coherent", "flush", "uncached",
@@ -229,7 +303,7 @@ CXL_EXPORT int cxl_opts_from_env(struct cxl_pool_opts *o)
 	if ((rc = env_u64("CXL_POLL_SPIN", 0, 100000000, &v, false)) ||
 	    (rc = env_u64("CXL_POLL_MAX_SLEEP_US", 0, 1000000, &v, false)))
 		return rc;
-	return CXL_OK;
+	return cost_from_env(&o->cost);
 }
 
 CXL_EXPORT const char *cxl_coh_mode_name(enum cxl_coh_mode m)

@@ -33,6 +33,13 @@ struct emu_state {
 	size_t lock_map_len;
 };
 
+/* The cost model of an attachment, in picoseconds (costmodel.c). */
+struct cost_rt {
+	bool on; /* CXL_COST_MODEL set and the mode not coherent */
+	uint64_t load_ps, wb_ps, nt_ps, fence_ps;
+	uint64_t line_ps; /* one 64-byte line at the device bandwidth */
+};
+
 /* This host's identity (hostid.c). */
 struct host_ident {
 	uint64_t key;	     /* FNV-1a 64 of the identity string, never 0 */
@@ -53,6 +60,7 @@ struct cxl_pool {
 	size_t resv_len;
 	enum cxl_coh_mode mode;
 	enum cxl_flush_insn insn;
+	struct cost_rt cost;
 	struct emu_state emu;
 	void *emu_resv; /* reservation of the shared view in emulation */
 	size_t emu_resv_len;
@@ -101,6 +109,14 @@ void cxl_unmap(void *resv, size_t len);
 /* coherence.c */
 void cxl_coh_init(void);
 int cxl_coh_select(struct cxl_pool *p);
+
+/* costmodel.c: called by the coherence primitives when p->cost.on */
+void cxl_cost_setup(struct cxl_pool *p); /* after the mode is chosen */
+void cxl_cost_write(const struct cxl_pool *p, uint64_t nlines, bool nt);
+void cxl_cost_fence(const struct cxl_pool *p);
+void cxl_cost_fence_read(const struct cxl_pool *p, uint64_t nlines);
+uint64_t cxl_cost_charged_ns(void);
+void cxl_cost_charged_reset(void);
 
 /* emu.c */
 int cxl_emu_attach(struct cxl_pool *p);

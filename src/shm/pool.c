@@ -79,6 +79,7 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 							  : CXL_COH_COHERENT);
 	if ((rc = cxl_coh_select(p)))
 		goto fail;
+	cxl_cost_setup(p);
 	if ((rc = map_backend(p, &created)))
 		goto fail;
 
