@@ -23,13 +23,20 @@
 #      (docs/characterization.md).
 #   6. MPI projected on a CXL device: ping-pong and bandwidth over cxl
 #      under the cost model of cMPI's device (CXL_COST_MODEL=cmpi), next
-#      to cMPI's published figures and tcp (docs/costmodel.md).
-# Results (tables, CSV, plots) go to results/. QUICK=1 makes 1., 2., 5. and
-# 6. shorter (5. in under 30 s: 16 MiB arrays, two modes). Without root,
+#      to cMPI's published figures and tcp (docs/costmodel.md);
+#   7. stream-triggered MPI (MPIS_ API, libcxlmpi) across 2 emulated
+#      hosts: ping-pong of matched requests started from a queue next to
+#      MPI_Start/MPI_Wait and Isend/Irecv, and a 3D halo exchange,
+#      classic against queued (docs/stream.md);
+#   8. SimGrid (SMPI) projection of a halo exchange, CG and all-to-all to
+#      many ranks: a CXL switch next to an InfiniBand fat tree and TCP
+#      (docs/projection.md).
+# Results (tables, CSV, plots) go to results/. QUICK=1 makes 1., 2., 5.-8.
+# shorter (5. in under 30 s: 16 MiB arrays, two modes). Without root,
 # cxlrun emulates the hosts in one namespace and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-step() { printf '\n==== [%s/6] %s\n' "$1" "$2"; }
+step() { printf '\n==== [%s/8] %s\n' "$1" "$2"; }
 scripts/setup.sh
 echo "demo: building (release)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -69,5 +76,32 @@ else
 fi
 .venv/bin/python bench/project_cxl.py "${proj_args[@]}" --out results/projection |
 	tee results/projection.txt
+step 7 "Stream-triggered MPI across 2 emulated hosts: queued matched requests, MPI_Start/MPI_Wait, Isend/Irecv; 3D halo"
+if [ -n "${QUICK:-}" ]; then
+	st_pp=(--max 65536 --reps 3) st_halo=(--faces 4,16,64 --reps 2)
+else
+	st_pp=() st_halo=(--reps 3)
+fi
+mkdir -p results/stream_triggered
+for mode in coherent flush; do
+	tools/cxlrun/cxlrun -n 2 -H 2 --coherence $mode --cxlmpi \
+		build/bench/mpi_stream_bench pingpong "${st_pp[@]}" |
+		tee results/stream_triggered/pingpong_$mode.txt
+	tools/cxlrun/cxlrun -n 2 -H 2 --coherence $mode --cxlmpi \
+		build/bench/mpi_stream_bench halo "${st_halo[@]}" |
+		tee results/stream_triggered/halo_$mode.txt
+done
+.venv/bin/python bench/plot_stream_triggered.py \
+	results/stream_triggered/pingpong_*.txt results/stream_triggered/halo_*.txt \
+	--out results/stream_triggered
+step 8 "SimGrid projection to many ranks: CXL switch, InfiniBand fat tree, TCP"
+rc=0
+.venv/bin/python bench/simgrid/project.py ${QUICK:+--quick} --out results/simgrid |
+	tee results/simgrid.txt || rc=$?
+case $rc in
+0) ;;
+77) echo "demo: SimGrid is not installed (scripts/setup.sh installs libsimgrid-dev); step 8 skipped" ;;
+*) echo "demo: the SimGrid projection failed (exit $rc)" >&2 && exit "$rc" ;;
+esac
 echo
-echo "demo: results in $(pwd)/results/ (cxlbench, ring_bench, mpi/, rma/, stream/ and projection/: CSV and the PNG plots above)"
+echo "demo: results in $(pwd)/results/ (cxlbench, ring_bench, mpi/, rma/, stream/, projection/, stream_triggered/ and simgrid/: CSV and the PNG plots above)"
