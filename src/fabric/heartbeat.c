@@ -144,7 +144,7 @@ void cxlfi_watch_peers(struct cxlfi_ep *ep)
 				   (unsigned long long)hdr[CXLFI_HDR_HOST],
 				   (unsigned long long)hdr[CXLFI_HDR_PID],
 				   (unsigned long long)(now - pe->hb_ms));
-			cxlfi_peer_dead(ep, pe);
+			cxlfi_up.peer_dead(ep, pe);
 		}
 	}
 }

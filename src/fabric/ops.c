@@ -2,7 +2,7 @@
 /*
  * fi_msg and fi_tagged entry points. They take the domain lock, decide
  * whether the operation reports a completion (FI_SELECTIVE_COMPLETION
- * honours FI_COMPLETION), and call the protocol in proto.c.
+ * honours FI_COMPLETION), and call the protocol (proto.h).
  */
 #include "cxlfi.h"
 
