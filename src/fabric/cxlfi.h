@@ -635,6 +635,8 @@ extern struct fi_ops_rma cxlfi_rma_ops;
 void cxlfi_rma_answer(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint8_t kind,
 		      uint64_t rid, const void *buf, size_t len, bool copy,
 		      int err);
+/* The peer of an RMA or atomic to dest on an enabled endpoint. */
+int cxlfi_rma_peer(struct cxlfi_ep *ep, fi_addr_t dest, struct cxlfi_peer **pe);
 struct cxlfi_rdreq *cxlfi_rdreq_new(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 				    void *buf, size_t len, uint64_t flags,
 				    void *ctx, bool atomic);

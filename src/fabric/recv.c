@@ -378,6 +378,21 @@ void cxlfi_rx_chunk_done(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int rc)
 	pe->ux_cur = NULL;
 }
 
+/* A posted receive, out of its queue, fails with err: reported, then
+ * freed, or left to the slices still arriving into it (multi-receive). */
+static void fail_posted(struct cxlfi_ep *ep, struct cxlfi_rx *r, bool tagged,
+			int err)
+{
+	if (ep->rx_cq)
+		cxlfi_cq_push_err(ep->rx_cq, r->context,
+				  FI_RECV | (tagged ? FI_TAGGED : FI_MSG), 0,
+				  r->buf, 0, r->tag, 0, err);
+	if (r->inflight) /* slices still arriving own it */
+		r->released = true;
+	else
+		free(r);
+}
+
 void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
 	struct cxlfi_rx **lists[2] = { &ep->trecv, &ep->recv };
@@ -400,17 +415,8 @@ void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 				continue;
 			}
 			rx_unlink(ep, l == 0, r, prev);
-			if (ep->rx_cq)
-				cxlfi_cq_push_err(
-					ep->rx_cq, r->context,
-					FI_RECV | (l == 0 ? FI_TAGGED : FI_MSG),
-					0, r->buf, 0, r->tag, 0,
-					FI_EHOSTUNREACH);
+			fail_posted(ep, r, l == 0, FI_EHOSTUNREACH);
 			cxlfi_cntr_inc(ep->rx_cntr, true);
-			if (r->inflight)
-				r->released = true;
-			else
-				free(r);
 			r = next;
 		}
 	}
@@ -590,30 +596,16 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 
 ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context)
 {
-	struct cxlfi_rx **lists[2] = { &ep->trecv, &ep->recv };
-	struct cxlfi_rx **tails[2] = { &ep->trecv_tail, &ep->recv_tail };
+	struct cxlfi_rx *lists[2] = { ep->trecv, ep->recv };
 
 	for (int l = 0; l < 2; l++) {
 		struct cxlfi_rx *prev = NULL;
 
-		for (struct cxlfi_rx **pp = lists[l]; *pp;
-		     prev = *pp, pp = &(*pp)->next) {
-			struct cxlfi_rx *r = *pp;
-
+		for (struct cxlfi_rx *r = lists[l]; r; prev = r, r = r->next) {
 			if (r->context != context)
 				continue;
-			*pp = r->next;
-			if (*tails[l] == r)
-				*tails[l] = prev;
-			if (ep->rx_cq)
-				cxlfi_cq_push_err(
-					ep->rx_cq, context,
-					FI_RECV | (l == 0 ? FI_TAGGED : FI_MSG),
-					0, r->buf, 0, r->tag, 0, FI_ECANCELED);
-			if (r->inflight) /* slices still arriving own it */
-				r->released = true;
-			else
-				free(r);
+			rx_unlink(ep, l == 0, r, prev);
+			fail_posted(ep, r, l == 0, FI_ECANCELED);
 			return 0;
 		}
 	}
