@@ -148,7 +148,7 @@ static void complete_rx(struct cxlfi_ep *ep, struct cxlfi_rx *r, size_t total,
 		     (has_data ? FI_REMOTE_CQ_DATA : 0);
 	struct cxlfi_rx *m = r->parent;
 
-	ep->reported++; /* for drain(): messages, RMA and answers alike */
+	ep->reported++; /* for drain() (progress.c): messages, RMA, answers */
 	if (r->kind != CXLFI_RX_MSG) {
 		(void)tag;
 		(void)src;

@@ -24,7 +24,7 @@ static uint32_t tx_op(const struct cxlfi_tx *t)
 	};
 
 	/* a delivery-complete send that is not passed by pointer is
-	 * followed by its OP_ACK (push) */
+	 * followed by its OP_ACK (cxlfi_xfer_push) */
 	bool acked = (t->flags & FI_DELIVERY_COMPLETE) && !t->ptr_ok;
 
 	return (t->flags & FI_TAGGED ? OPF_TAGGED : 0) |
