@@ -4,6 +4,7 @@
 #define CXLSHM_CXLSHM_H
 
 #include "arena.h"
+#include "clock.h"
 #include "coherence.h"
 #include "error.h"
 #include "pool.h"

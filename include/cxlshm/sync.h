@@ -4,37 +4,20 @@
  *  - flags/doorbells: one writer, any number of pollers;
  *  - the atomic-free barrier of cMPI §3.4: one sequence word per
  *    participant, each on its own cache line;
- *  - a reader-writer lock (Lamport's bakery), one word per participant;
- *  - adaptive polling with a deadline, used by every wait.
+ *  - a reader-writer lock (Lamport's bakery), one word per participant.
+ * Their waits use the adaptive polling of clock.h.
  */
 #ifndef CXLSHM_SYNC_H
 #define CXLSHM_SYNC_H
 
 #include <stdint.h>
 
+#include "clock.h"
 #include "pool.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* --- adaptive polling -------------------------------------------------- */
-
-/*
- * Spin, then yield, then sleep with exponential growth up to
- * CXL_POLL_MAX_SLEEP_US. timeout_ms == 0 means wait forever.
- */
-struct cxl_backoff {
-	uint64_t deadline_ns; /* 0: none */
-	uint32_t iter;
-	uint32_t sleep_us;
-};
-
-void cxl_backoff_init(struct cxl_backoff *b, uint32_t timeout_ms);
-/* Wait one step. Returns CXL_ETIMEDOUT once the deadline has passed. */
-int cxl_backoff_wait(struct cxl_backoff *b);
-
-uint64_t cxl_now_ns(void);
 
 /* --- flags ------------------------------------------------------------- */
 

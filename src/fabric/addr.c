@@ -19,6 +19,30 @@
 
 #include "cxlfi.h"
 
+bool cxlfi_ep_current(cxl_pool *pool, uint64_t index, uint64_t gen)
+{
+	struct cxl_obj o;
+	char name[64];
+	bool cur = false;
+
+	if (index >= cxlfi_params.max_eps)
+		return false;
+	snprintf(name, sizeof(name), "cxlfi.ep.%llu",
+		 (unsigned long long)index);
+	if (cxl_obj_open(pool, name, &o))
+		return false;
+	if (o.size >= cxlfi_ep_obj_size()) {
+		const uint64_t *hdr = o.ptr;
+
+		/* its owner wrote the header: read it fresh */
+		cxl_inval(pool, hdr, CXL_LINE);
+		cur = hdr[CXLFI_HDR_MAGIC] == CXLFI_EP_MAGIC &&
+		      hdr[CXLFI_HDR_GEN] == gen;
+	}
+	cxl_obj_close(&o);
+	return cur;
+}
+
 /* Words of the service object's line (written by its owner only). */
 enum {
 	SVC_MAGIC,

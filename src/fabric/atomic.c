@@ -350,11 +350,7 @@ static ssize_t do_atomic(struct fid_ep *fep, int kind, const void *buf,
 	if (!(msg = malloc(n)))
 		return -FI_ENOMEM;
 	cxlfi_dom_lock(ep->dom);
-	if (!ep->enabled) {
-		rc = -FI_EOPBADSTATE;
-		goto out;
-	}
-	if ((rc = cxlfi_peer_for(ep, dest, &pe)))
+	if ((rc = cxlfi_rma_peer(ep, dest, &pe)))
 		goto out;
 	if (!(rq = cxlfi_rdreq_new(ep, pe, result, kind == K_WRITE ? 0 : len,
 				   cxlfi_tx_flags(ep, flags), ctx, true))) {

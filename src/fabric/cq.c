@@ -33,7 +33,7 @@ static uint64_t eps_work(struct cxlfi_ep **eps, size_t n)
 static void progress_eps(struct cxlfi_ep **eps, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		cxlfi_progress(eps[i]);
+		cxlfi_up.progress(eps[i]);
 }
 
 /* Something is on its way to this CQ: a posted tagged receive, a queued
@@ -577,7 +577,7 @@ static void cntr_progress(struct cxlfi_cntr *c)
 	progress_eps(c->eps, c->neps);
 	if (c->mr_bound)
 		for (struct cxlfi_ep *ep = c->dom->eps; ep; ep = ep->dom_next)
-			cxlfi_progress(ep);
+			cxlfi_up.progress(ep);
 }
 
 static uint64_t cntr_read(struct fid_cntr *fc)

@@ -115,6 +115,13 @@ extern struct cxlfi_stats cxlfi_stats;
 void cxlfi_stats_report(const struct cxl_coh_counters *since);
 extern struct cxlfi_params cxlfi_params;
 
+/* An endpoint object: its header line, then one inbox line per index. */
+#define CXLFI_EP_HDR_LINES 1u
+static inline size_t cxlfi_ep_obj_size(void)
+{
+	return (CXLFI_EP_HDR_LINES + cxlfi_params.max_eps) * CXL_LINE;
+}
+
 /* The address of an endpoint, as fi_getname returns it. */
 struct cxlfi_addr {
 	uint32_t magic;
@@ -142,6 +149,8 @@ bool cxlfi_addr_is_ours(cxl_pool *pool, const void *addr, size_t len);
  * -FI_EADDRNOTAVAIL; an endpoint address is copied as it is. */
 int cxlfi_addr_resolve(cxl_pool *pool, const struct cxlfi_addr *in,
 		       struct cxlfi_addr *out);
+/* Is incarnation gen the endpoint published at index now? */
+bool cxlfi_ep_current(cxl_pool *pool, uint64_t index, uint64_t gen);
 
 /* Process-wide pool attachment, shared by every fabric. */
 int cxlfi_pool_get(cxl_pool **pool);
@@ -513,21 +522,52 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 extern struct fi_ops_msg cxlfi_msg_ops;
 extern struct fi_ops_tagged cxlfi_tagged_ops;
 
-/* proto.c: channels, matching and progress (domain lock held) */
+/* The protocol (domain lock held; its layers: proto.h).
+ * chan.c: endpoint publication, channels and peers */
 int cxlfi_ep_publish(struct cxlfi_ep *ep);
-void cxlfi_ep_unpublish(struct cxlfi_ep *ep);
 ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
 		   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
 		   void *context);
+/* recv.c: receives and matching */
 ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 		   uint64_t tag, uint64_t ignore, uint64_t flags,
 		   void *context);
 ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context);
-void cxlfi_progress(struct cxlfi_ep *ep);
-/* Is incarnation gen the endpoint published at index now? (proto.c) */
-bool cxlfi_ep_current(cxl_pool *pool, uint64_t index, uint64_t gen);
-/* Fail everything pending with a peer found dead (proto.c). */
+/* Fail everything pending with a peer found dead. */
 void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+/* progress.c: progress, and closing an endpoint */
+void cxlfi_progress(struct cxlfi_ep *ep);
+void cxlfi_ep_unpublish(struct cxlfi_ep *ep);
+
+/*
+ * Upcalls: the few calls that run up against the layering (proto.h),
+ * through this table instead of a call cycle. ep.c sets it once, when the
+ * first endpoint opens; nothing calls through it before (a CQ or the
+ * heartbeat progresses only endpoints that exist).
+ */
+struct cxlfi_upcalls {
+	/* progress.c, for cq.c (a read progresses) and send.c/recv.c */
+	void (*progress)(struct cxlfi_ep *ep);
+	/* recv.c, for heartbeat.c (a peer found dead) */
+	void (*peer_dead)(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+	/* rma.c and atomic.c, for what arrives on a channel (recv.c) and
+	 * the peers that go away (send.c, chan.c); as declared below */
+	struct cxlfi_rx *(*rma_write_target)(struct cxlfi_ep *ep, uint64_t key,
+					     uint64_t addr, size_t len,
+					     int *err);
+	void (*rma_read_request)(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+				 const uint8_t *m, size_t n);
+	struct cxlfi_rx *(*rma_read_answer)(struct cxlfi_ep *ep,
+					    struct cxlfi_peer *pe, uint64_t rid,
+					    size_t len, int err);
+	void (*atomic_request)(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			       const uint8_t *m, size_t n);
+	void (*rma_complete_rx)(struct cxlfi_ep *ep, struct cxlfi_rx *r,
+				size_t total, uint64_t data, bool has_data);
+	void (*rma_fail_rx)(struct cxlfi_ep *ep, struct cxlfi_rx *r, int err);
+	void (*rma_peer_dead)(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+};
+extern struct cxlfi_upcalls cxlfi_up; /* upcall.c */
 
 /* bulk.c: the transfer area (large messages, pointer passing, acks) */
 /* messages of cxlfi_params.bulk_min bytes or more use it */
@@ -568,7 +608,7 @@ void cxlfi_xa_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 void cxlfi_xa_destroy(struct cxlfi_ep *ep);
 void cxlfi_bulk_close(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 
-/* proto.c, for rma.c */
+/* chan.c and send.c, for rma.c and atomic.c */
 struct cxlfi_peer *cxlfi_get_peer(struct cxlfi_ep *ep, uint32_t idx);
 /* Post t (copied) to pe: as cxlfi_send after the address is resolved.
  * From progress (in_progress) it never progresses itself. */
@@ -595,6 +635,8 @@ extern struct fi_ops_rma cxlfi_rma_ops;
 void cxlfi_rma_answer(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint8_t kind,
 		      uint64_t rid, const void *buf, size_t len, bool copy,
 		      int err);
+/* The peer of an RMA or atomic to dest on an enabled endpoint. */
+int cxlfi_rma_peer(struct cxlfi_ep *ep, fi_addr_t dest, struct cxlfi_peer **pe);
 struct cxlfi_rdreq *cxlfi_rdreq_new(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 				    void *buf, size_t len, uint64_t flags,
 				    void *ctx, bool atomic);

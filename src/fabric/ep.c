@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* RDM endpoints: object life cycle, binding, names, options, op tables. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -340,6 +341,25 @@ static struct fi_ops_cm ep_cm_ops = {
 	.join = NULL,
 };
 
+/* The protocol's upcalls (cxlfi.h), wired once from here: the layer
+ * that holds both ends. */
+static pthread_once_t upcalls_once = PTHREAD_ONCE_INIT;
+
+static void upcalls_set(void)
+{
+	cxlfi_up = (struct cxlfi_upcalls){
+		.progress = cxlfi_progress,
+		.peer_dead = cxlfi_peer_dead,
+		.rma_write_target = cxlfi_rma_write_target,
+		.rma_read_request = cxlfi_rma_read_request,
+		.rma_read_answer = cxlfi_rma_read_answer,
+		.atomic_request = cxlfi_atomic_request,
+		.rma_complete_rx = cxlfi_rma_complete_rx,
+		.rma_fail_rx = cxlfi_rma_fail_rx,
+		.rma_peer_dead = cxlfi_rma_peer_dead,
+	};
+}
+
 int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **out, void *context)
 {
@@ -349,6 +369,7 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (info && info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
 	    info->ep_attr->type != FI_EP_UNSPEC)
 		return -FI_ENOPROTOOPT;
+	pthread_once(&upcalls_once, upcalls_set);
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;

@@ -113,8 +113,8 @@ void cxlfi_watch_start(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	pe->hb_ms = cxlfi_watch_now_ms();
 }
 
-/* Called from progress; looks at most every CXLFI_WATCH_MS. Returns the
- * peers found dead (their operations are failed by the caller). */
+/* Called from progress; looks at most every CXLFI_WATCH_MS. A peer found
+ * dead has its operations failed through the upcall cxlfi_up.peer_dead. */
 void cxlfi_watch_peers(struct cxlfi_ep *ep)
 {
 	uint64_t now = cxlfi_watch_now_ms();
@@ -144,7 +144,7 @@ void cxlfi_watch_peers(struct cxlfi_ep *ep)
 				   (unsigned long long)hdr[CXLFI_HDR_HOST],
 				   (unsigned long long)hdr[CXLFI_HDR_PID],
 				   (unsigned long long)(now - pe->hb_ms));
-			cxlfi_peer_dead(ep, pe);
+			cxlfi_up.peer_dead(ep, pe);
 		}
 	}
 }

@@ -2,7 +2,7 @@
 /*
  * fi_msg and fi_tagged entry points. They take the domain lock, decide
  * whether the operation reports a completion (FI_SELECTIVE_COMPLETION
- * honours FI_COMPLETION), and call the protocol in proto.c.
+ * honours FI_COMPLETION), and call the protocol (proto.h).
  */
 #include "cxlfi.h"
 
@@ -66,6 +66,29 @@ static ssize_t do_recv(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 	return rc;
 }
 
+/* The provider takes one iovec per operation (iov_limit 1): its buffer,
+ * or none for count 0; more is -FI_EINVAL. */
+static ssize_t do_sendv(struct fid_ep *fep, const struct iovec *iov,
+			size_t count, fi_addr_t dest, uint64_t tag,
+			uint64_t data, uint64_t flags, void *ctx)
+{
+	if (count > 1)
+		return -FI_EINVAL;
+	return do_send(fep, count ? iov[0].iov_base : NULL,
+		       count ? iov[0].iov_len : 0, dest, tag, data, flags, ctx);
+}
+
+static ssize_t do_recvv(struct fid_ep *fep, const struct iovec *iov,
+			size_t count, fi_addr_t src, uint64_t tag,
+			uint64_t ignore, uint64_t flags, void *ctx)
+{
+	if (count > 1)
+		return -FI_EINVAL;
+	return do_recv(fep, count ? iov[0].iov_base : NULL,
+		       count ? iov[0].iov_len : 0, src, tag, ignore, flags,
+		       ctx);
+}
+
 #define EPF(fep) (((struct cxlfi_ep *)(fep))->tx_op_flags)
 #define EPR(fep) (((struct cxlfi_ep *)(fep))->rx_op_flags)
 
@@ -82,21 +105,14 @@ static ssize_t m_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 		       size_t count, fi_addr_t src, void *ctx)
 {
 	(void)desc;
-	if (count > 1)
-		return -FI_EINVAL;
-	return do_recv(ep, count ? iov[0].iov_base : NULL,
-		       count ? iov[0].iov_len : 0, src, 0, 0, EPR(ep) | FI_MSG,
-		       ctx);
+	return do_recvv(ep, iov, count, src, 0, 0, EPR(ep) | FI_MSG, ctx);
 }
 
 static ssize_t m_recvmsg(struct fid_ep *ep, const struct fi_msg *m,
 			 uint64_t flags)
 {
-	if (m->iov_count > 1)
-		return -FI_EINVAL;
-	return do_recv(ep, m->iov_count ? m->msg_iov[0].iov_base : NULL,
-		       m->iov_count ? m->msg_iov[0].iov_len : 0, m->addr, 0, 0,
-		       flags | FI_MSG, m->context);
+	return do_recvv(ep, m->msg_iov, m->iov_count, m->addr, 0, 0,
+			flags | FI_MSG, m->context);
 }
 
 static ssize_t m_send(struct fid_ep *ep, const void *buf, size_t len,
@@ -110,21 +126,14 @@ static ssize_t m_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 		       size_t count, fi_addr_t dest, void *ctx)
 {
 	(void)desc;
-	if (count > 1)
-		return -FI_EINVAL;
-	return do_send(ep, count ? iov[0].iov_base : NULL,
-		       count ? iov[0].iov_len : 0, dest, 0, 0, EPF(ep) | FI_MSG,
-		       ctx);
+	return do_sendv(ep, iov, count, dest, 0, 0, EPF(ep) | FI_MSG, ctx);
 }
 
 static ssize_t m_sendmsg(struct fid_ep *ep, const struct fi_msg *m,
 			 uint64_t flags)
 {
-	if (m->iov_count > 1)
-		return -FI_EINVAL;
-	return do_send(ep, m->iov_count ? m->msg_iov[0].iov_base : NULL,
-		       m->iov_count ? m->msg_iov[0].iov_len : 0, m->addr, 0,
-		       m->data, flags | FI_MSG, m->context);
+	return do_sendv(ep, m->msg_iov, m->iov_count, m->addr, 0, m->data,
+			flags | FI_MSG, m->context);
 }
 
 static ssize_t m_inject(struct fid_ep *ep, const void *buf, size_t len,
@@ -178,21 +187,15 @@ static ssize_t t_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 		       uint64_t ignore, void *ctx)
 {
 	(void)desc;
-	if (count > 1)
-		return -FI_EINVAL;
-	return do_recv(ep, count ? iov[0].iov_base : NULL,
-		       count ? iov[0].iov_len : 0, src, tag, ignore,
-		       EPR(ep) | FI_TAGGED, ctx);
+	return do_recvv(ep, iov, count, src, tag, ignore, EPR(ep) | FI_TAGGED,
+			ctx);
 }
 
 static ssize_t t_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *m,
 			 uint64_t flags)
 {
-	if (m->iov_count > 1)
-		return -FI_EINVAL;
-	return do_recv(ep, m->iov_count ? m->msg_iov[0].iov_base : NULL,
-		       m->iov_count ? m->msg_iov[0].iov_len : 0, m->addr,
-		       m->tag, m->ignore, flags | FI_TAGGED, m->context);
+	return do_recvv(ep, m->msg_iov, m->iov_count, m->addr, m->tag,
+			m->ignore, flags | FI_TAGGED, m->context);
 }
 
 static ssize_t t_send(struct fid_ep *ep, const void *buf, size_t len,
@@ -206,21 +209,14 @@ static ssize_t t_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 		       size_t count, fi_addr_t dest, uint64_t tag, void *ctx)
 {
 	(void)desc;
-	if (count > 1)
-		return -FI_EINVAL;
-	return do_send(ep, count ? iov[0].iov_base : NULL,
-		       count ? iov[0].iov_len : 0, dest, tag, 0,
-		       EPF(ep) | FI_TAGGED, ctx);
+	return do_sendv(ep, iov, count, dest, tag, 0, EPF(ep) | FI_TAGGED, ctx);
 }
 
 static ssize_t t_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *m,
 			 uint64_t flags)
 {
-	if (m->iov_count > 1)
-		return -FI_EINVAL;
-	return do_send(ep, m->iov_count ? m->msg_iov[0].iov_base : NULL,
-		       m->iov_count ? m->msg_iov[0].iov_len : 0, m->addr,
-		       m->tag, m->data, flags | FI_TAGGED, m->context);
+	return do_sendv(ep, m->msg_iov, m->iov_count, m->addr, m->tag, m->data,
+			flags | FI_TAGGED, m->context);
 }
 
 static ssize_t t_inject(struct fid_ep *ep, const void *buf, size_t len,

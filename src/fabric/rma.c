@@ -324,11 +324,7 @@ static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
 	    ((flags & FI_INJECT) && len > cxlfi_params.inject_size))
 		return -FI_EMSGSIZE; /* fi_info's inject_size */
 	cxlfi_dom_lock(ep->dom);
-	if (!ep->enabled) {
-		rc = -FI_EOPBADSTATE;
-		goto out;
-	}
-	if ((rc = cxlfi_peer_for(ep, dest, &pe)))
+	if ((rc = cxlfi_rma_peer(ep, dest, &pe)))
 		goto out;
 	flags = cxlfi_tx_flags(ep, flags);
 	if (direct(ep, pe, buf, len, addr, key, flags, ctx, true)) {
@@ -350,6 +346,15 @@ static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
 out:
 	cxlfi_dom_unlock(ep->dom);
 	return rc;
+}
+
+/* The peer of an RMA or atomic operation to dest, once the endpoint is
+ * enabled (domain lock held): 0, -FI_EOPBADSTATE or cxlfi_peer_for's. */
+int cxlfi_rma_peer(struct cxlfi_ep *ep, fi_addr_t dest, struct cxlfi_peer **pe)
+{
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	return cxlfi_peer_for(ep, dest, pe);
 }
 
 /* A read or an atomic to pe whose answer (tag = the returned request's
@@ -407,11 +412,7 @@ static ssize_t do_read(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 	if (len > CXLFI_MAX_MSG)
 		return -FI_EMSGSIZE;
 	cxlfi_dom_lock(ep->dom);
-	if (!ep->enabled) {
-		rc = -FI_EOPBADSTATE;
-		goto out;
-	}
-	if ((rc = cxlfi_peer_for(ep, src, &pe)))
+	if ((rc = cxlfi_rma_peer(ep, src, &pe)))
 		goto out;
 	flags = cxlfi_tx_flags(ep, flags);
 	if (direct(ep, pe, buf, len, addr, key, flags, ctx, false)) {

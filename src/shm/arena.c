@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Named objects: a multi-level hash index over an object table.
+ * Named objects: a multi-level hash index (hashidx.c) over an object
+ * table.
  *
  * The object table is the source of truth; the hash index and the heap's
  * free lists can be rebuilt from it (repair.c). An object entry's line 0
@@ -15,27 +16,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t key_hash(const char *name, uint64_t job_id)
-{
-	return cxl_fnv1a(name, strlen(name),
-			 cxl_fnv1a(&job_id, sizeof(job_id), FNV_SEED));
-}
-
-static uint64_t slot_of(struct cxl_pool *p, uint64_t h, unsigned l)
-{
-	return p->hdr.level_off[l] +
-	       mix64(h + l * 0x9e3779b97f4a7c15ull) % p->hdr.level_buckets[l];
-}
 
 static int check_name(const char *name)
 {
@@ -79,11 +59,11 @@ static bool obj_sane(struct cxl_pool *p, const struct obj_ent *e)
 static int64_t lookup(struct cxl_pool *p, const char *name, uint64_t job_id,
 		      uint64_t *slot_out, int *err)
 {
-	uint64_t h = key_hash(name, job_id);
+	uint64_t h = cxl_hash_key(name, job_id);
 
 	*err = CXL_OK;
 	for (unsigned l = 0; l < p->hdr.hash_levels; l++) {
-		uint64_t s = slot_of(p, h, l);
+		uint64_t s = cxl_hash_slot(p, h, l);
 		struct hash_slot *sl = pool_slot(p, s);
 		struct obj_ent *e;
 		uint64_t idx;
@@ -119,49 +99,6 @@ static int64_t lookup(struct cxl_pool *p, const char *name, uint64_t job_id,
 		}
 	}
 	return -1;
-}
-
-int cxl_hash_insert_locked(struct cxl_pool *p, uint64_t idx, const char *name,
-			   uint64_t job_id)
-{
-	uint64_t h = key_hash(name, job_id);
-
-	for (unsigned l = 0; l < p->hdr.hash_levels; l++) {
-		struct hash_slot *sl = pool_slot(p, slot_of(p, h, l));
-
-		md_rd(p, sl, sizeof(*sl));
-		if (sl->idx1)
-			continue;
-		sl->idx1 = (uint32_t)(idx + 1);
-		sl->tag = (uint32_t)(h >> 32);
-		md_wr(p, sl, sizeof(*sl));
-		return CXL_OK;
-	}
-	return cxl_seterr(CXL_ENOMETA,
-			  "hash index full: all %u candidate "
-			  "slots for '%s' are taken; reformat with a larger "
-			  "CXL_ARENA_CAPACITY (now %llu)",
-			  p->hdr.hash_levels, name,
-			  (unsigned long long)p->hdr.capacity);
-}
-
-int cxl_hash_remove_locked(struct cxl_pool *p, uint64_t idx, const char *name,
-			   uint64_t job_id)
-{
-	uint64_t h = key_hash(name, job_id);
-
-	for (unsigned l = 0; l < p->hdr.hash_levels; l++) {
-		struct hash_slot *sl = pool_slot(p, slot_of(p, h, l));
-
-		md_rd(p, sl, sizeof(*sl));
-		if (sl->idx1 == idx + 1) {
-			sl->idx1 = 0;
-			sl->tag = 0;
-			md_wr(p, sl, sizeof(*sl));
-			return CXL_OK;
-		}
-	}
-	return CXL_ENOENT;
 }
 
 static int entry_alloc(struct cxl_pool *p, uint64_t *idx)
@@ -596,4 +533,18 @@ CXL_EXPORT int cxl_arena_stat(cxl_pool *p, struct cxl_arena_stat *st)
 	}
 	cxl_arena_unlock(p);
 	return CXL_OK;
+}
+
+/* Repair under the lock (repair.c rebuilds; the lock is above it). */
+CXL_EXPORT int cxl_arena_repair(cxl_pool *p, uint64_t *problems)
+{
+	int rc;
+
+	if (!p)
+		return cxl_seterr(CXL_EINVAL, "cxl_arena_repair: NULL pool");
+	if ((rc = cxl_arena_lock(p)))
+		return rc;
+	rc = cxl_arena_repair_locked(p, problems);
+	cxl_arena_unlock(p);
+	return rc;
 }

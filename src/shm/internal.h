@@ -216,6 +216,9 @@ void cxl_arena_detach_proc(struct cxl_pool *p);
 int cxl_arena_reclaim_jobs(struct cxl_pool *p, uint64_t *objs);
 int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems);
 void cxl_obj_release_locked(struct cxl_pool *p, uint64_t idx);
+/* hashidx.c: the hash index (caller holds the arena lock). */
+uint64_t cxl_hash_key(const char *name, uint64_t job_id);
+uint64_t cxl_hash_slot(struct cxl_pool *p, uint64_t h, unsigned l);
 int cxl_hash_remove_locked(struct cxl_pool *p, uint64_t idx, const char *name,
 			   uint64_t job_id);
 int cxl_hash_insert_locked(struct cxl_pool *p, uint64_t idx, const char *name,

@@ -119,16 +119,3 @@ int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems)
 		*problems = bad;
 	return CXL_OK;
 }
-
-CXL_EXPORT int cxl_arena_repair(cxl_pool *p, uint64_t *problems)
-{
-	int rc;
-
-	if (!p)
-		return cxl_seterr(CXL_EINVAL, "cxl_arena_repair: NULL pool");
-	if ((rc = cxl_arena_lock(p)))
-		return rc;
-	rc = cxl_arena_repair_locked(p, problems);
-	cxl_arena_unlock(p);
-	return rc;
-}

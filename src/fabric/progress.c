@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Progress dispatch (proto.h): one progress call scans the inbox now and
+ * then, watches the peers' heartbeats, completes sends whose tokens came
+ * back, retries queued sends, and drains every channel, handing each ring
+ * op to the layer that takes it. Also the first step of closing an
+ * endpoint: queued sends and announced acknowledgements get their time.
+ */
+#include "proto.h"
+
+#define DRAIN_BUDGET 64u /* messages per channel per progress call */
+#define STREAM_HITS 2u	 /* calls finding a message at once: a stream */
+
+/*
+ * Receive up to DRAIN_BUDGET messages from one channel.
+ *
+ * Latency or stream. While the first look at the ring in a call usually
+ * finds nothing, the caller is waiting for single messages: the first
+ * message that completes an operation ends the call, because one more
+ * look at the ring would delay that completion (an eviction, a fence and
+ * a miss to the pool in the flush mode). The OP_ACK such a message
+ * announces (OPF_ACKNEXT) is still taken, so that a delivery-complete
+ * sender does not wait for our next call. Once STREAM_HITS calls in a
+ * row found a message at once, messages are queued: each call drains as
+ * many as the budget allows, so a stream costs one call per budget, not
+ * one per message.
+ */
+static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	bool stream = pe->rx_hits >= STREAM_HITS, stop = false;
+
+	for (unsigned k = 0; k < DRAIN_BUDGET; k++) {
+		uint64_t reported = ep->reported;
+		uint32_t op;
+		size_t n;
+		int rc;
+
+		/* Flow control: with too much unexpected data and nothing
+		 * posted, leave messages in the ring (the sender waits)
+		 * rather than buffer without bound. */
+		if (!pe->rx_left &&
+		    ep->unexp_bytes > cxlfi_params.unexp_limit && !ep->trecv &&
+		    !ep->recv) {
+			if (!ep->warned_unexp)
+				CXLFI_WARN(FI_LOG_EP_DATA,
+					   "%zu bytes of unexpected messages "
+					   "buffered (FI_CXL_UNEXP_LIMIT); "
+					   "senders wait until receives are "
+					   "posted\n",
+					   ep->unexp_bytes);
+			ep->warned_unexp = true;
+			return;
+		}
+		rc = cxl_ring_recv(pe->rx, ep->rx_scratch, ep->cell_payload, &n,
+				   &op);
+		if (rc == CXL_EAGAIN) {
+			if (!k)
+				pe->rx_hits = 0;
+			return;
+		}
+		if (rc) {
+			CXLFI_WARN(FI_LOG_EP_DATA,
+				   "channel from endpoint %u failed: %s\n",
+				   pe->index, cxl_errmsg());
+			return;
+		}
+		cxlfi_stats.ring_msgs++;
+		if (!k && pe->rx_hits < STREAM_HITS)
+			pe->rx_hits++;
+		if ((op & OP_MASK) == OP_EAGER || (op & OP_MASK) == OP_FIRST)
+			pe->ack_next = op & OPF_ACKNEXT;
+		else if ((op & OP_MASK) == CXLFI_OP_ACK)
+			pe->ack_next = false;
+		switch (op & OP_MASK) {
+		case CXLFI_OP_BULK:
+			cxlfi_rx_chunk_done(
+				ep, pe,
+				cxlfi_xfer_bulk(ep, pe, ep->rx_scratch, n));
+			break;
+		case CXLFI_OP_PTR:
+			cxlfi_rx_chunk_done(
+				ep, pe,
+				cxlfi_xfer_ptr(ep, pe, ep->rx_scratch, n));
+			break;
+		case CXLFI_OP_ACK:
+			cxlfi_ack_take(ep, pe, ep->rx_scratch, n);
+			break;
+		case OP_CONT:
+			cxlfi_rx_chunk_done(
+				ep, pe,
+				cxlfi_xfer_chunk(ep, pe, ep->rx_scratch, n));
+			break;
+		default:
+			cxlfi_rx_on_message(ep, pe, op, ep->rx_scratch, n);
+		}
+		if (!stream && ep->reported != reported)
+			stop = true;
+		if (stop && !pe->ack_next)
+			return;
+	}
+}
+
+/*
+ * FI_CXL_STATS: a progress call that took no ring cell and wrote nothing
+ * to the pool was a poll; libcxlshm books its invalidations, fences and
+ * uncached loads as such (c0: the coherence counters before the call).
+ */
+static void account_poll(const struct cxl_coh_counters *c0, uint64_t cells0)
+{
+	struct cxl_coh_counters c;
+
+	cxl_coh_counters_get(&c);
+	if (cxlfi_stats.ring_msgs != cells0 ||
+	    c.flush_lines != c0->flush_lines || c.nt_lines != c0->nt_lines ||
+	    c.nt_stores != c0->nt_stores)
+		return;
+	cxl_coh_count_poll(c0);
+}
+
+void cxlfi_progress(struct cxlfi_ep *ep)
+{
+	struct cxl_coh_counters c0;
+	uint64_t cells0 = 0;
+
+	if (!ep->self.pool)
+		return;
+	if (cxlfi_params.stats) {
+		cxl_coh_counters_get(&c0);
+		cells0 = cxlfi_stats.ring_msgs;
+	}
+	if (ep->progress_calls++ % cxlfi_params.inbox_poll == 0)
+		cxlfi_chan_scan_inbox(ep);
+	cxlfi_watch_peers(ep);
+	if (ep->xa_waiting)
+		cxlfi_xa_poll(ep, cxlfi_tx_done);
+	if (ep->txpend)
+		cxlfi_tx_pending(ep);
+	for (struct cxlfi_peer *pe = ep->active; pe; pe = pe->next_active)
+		if (pe->rx)
+			drain(ep, pe);
+	if (cxlfi_params.stats)
+		account_poll(&c0, cells0);
+}
+
+void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
+{
+	/* Linger: sends still queued for ring space (injected data above
+	 * all, which has no completion) get up to CXLFI_LINGER_MS to go out
+	 * while live peers drain their channels. */
+	if (ep->self.pool && ep->txpend) {
+		uint64_t until = cxlfi_now_ms() + CXLFI_LINGER_MS;
+
+		while (ep->txpend && cxlfi_now_ms() < until)
+			cxlfi_progress(ep);
+		if (ep->txpend)
+			CXLFI_WARN(FI_LOG_EP_CTRL,
+				   "endpoint %u closed with sends still queued "
+				   "after %u ms; they are dropped\n",
+				   ep->index, CXLFI_LINGER_MS);
+	}
+	/* A message whose sender waits for our acknowledgement (OP_ACK
+	 * announced by OPF_ACKNEXT, pushed right behind it) may have been
+	 * taken without it: take it now, or that sender waits until it
+	 * declares us dead (fabtests' targets close right after the data
+	 * arrived). Bounded by CXLFI_LINGER_MS too. */
+	if (ep->self.pool) {
+		uint64_t until = cxlfi_now_ms() + CXLFI_LINGER_MS;
+		bool waiting;
+
+		do {
+			waiting = false;
+			for (struct cxlfi_peer *pe = ep->active; pe;
+			     pe = pe->next_active)
+				if (pe->rx && pe->ack_next && !pe->dead) {
+					drain(ep, pe);
+					waiting |= pe->ack_next;
+				}
+		} while (waiting && cxlfi_now_ms() < until);
+	}
+	cxlfi_chan_unpublish(ep);
+}
