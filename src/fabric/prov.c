@@ -190,7 +190,7 @@ static void read_params(void)
 		"MAX_EPS",     "CELL_SIZE",    "CELLS",
 		"INBOX_POLL",  "UNEXP_LIMIT",  "PEER_TIMEOUT_MS",
 		"BULK_MIN",    "IDLE_POLLS",   "IDLE_SLEEP_US",
-		"INJECT_SIZE", "READ_SPIN_NS",
+		"INJECT_SIZE", "READ_SPIN_NS", "HANG_REPORT_MS",
 	};
 	/* An invalid value disables the provider (never a silent default):
 	 * check the raw variables before libfabric parses them. */
@@ -293,7 +293,7 @@ static int hints_ok(const struct fi_info *h)
 		why = "only FI_EP_RDM endpoints are offered";
 	else if (h->caps & ~CXLFI_CAPS)
 		why = "capabilities asked for include unsupported ones "
-		      "(FI_RMA_EVENT, FI_TRIGGER, FI_COLLECTIVE, ...)";
+		      "(FI_TRIGGER, FI_COLLECTIVE, ...)";
 	else if (h->fabric_attr && h->fabric_attr->name &&
 		 strcmp(h->fabric_attr->name, CXLFI_NAME))
 		why = "another fabric name was asked for";

@@ -353,7 +353,7 @@ CXL_EXPORT void cxl_copy_to_pool(cxl_pool *p, void *dst, const void *src,
 	/* And in the coherent mode: the reader then loads the data from
 	 * memory instead of taking every line out of the writer's cache,
 	 * which here was both faster and steadier (docs/benchmarks.md,
-	 * 2026-11-23 evening), and the writer skips the read for ownership
+	 * "Decisions"), and the writer skips the read for ownership
 	 * of each destination line. cxl_wfence is no sfence in this mode, so
 	 * the copy ends with one: streaming stores are weakly ordered. */
 	if (p->mode == CXL_COH_COHERENT && n >= CXL_STREAM_COPY_MIN) {
