@@ -235,8 +235,8 @@ def main(argv=None) -> int:
         if not per:
             continue
         print(f"== {label}, {test} run: costed operations per message sent "
-              "(both ranks, polling included) and the time the model "
-              "charged per message")
+              "(both ranks; polls are left out of the counts, not of the "
+              "charged time) and the time the model charged per message")
         headers = (["size"] + [SHORT[c] for c in COUNTERS]
                    + ["charged us", f"{test} {'us' if test == 'latency' else 'MB/s'}"])
         rows = []
