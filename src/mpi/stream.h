@@ -43,6 +43,8 @@ enum sreq_state {
  * Channel object, created by the receiver (all offsets in bytes):
  *   line 0  header, written once by the receiver before the handshake
  *   line 1  the receiver's line: messages consumed (credit), a count
+ *   line 2  the sender's line, written once when it opens the channel:
+ *           word 0 CHAN_MAGIC once words 1..6 hold its heartbeat's name
  *   slot i at CHAN_SLOTS + i * stride: one header line written only by
  *           the sender (word 0, the flag: seq << 32 | len; word 1, the
  *           progress of a large message: seq << 32 | bytes written;
@@ -53,15 +55,29 @@ struct chan_hdr {
 	uint64_t magic, nslots, cap, stride, size;
 };
 #define CHAN_CONSUMED 64u
+#define CHAN_SENDER 128u
 #define CHAN_CHUNK (64u * 1024) /* large messages go in chunks of this */
 #define CHAN_INLINE_OFF 16u	/* messages up to CHAN_INLINE bytes go */
 #define CHAN_INLINE (CXL_LINE - CHAN_INLINE_OFF) /* in the flag's line */
-#define CHAN_SLOTS 128u
+#define CHAN_SLOTS 192u
+
+/* Length of a heartbeat object's name, with its NUL (stream_beat.c) */
+#define STREAM_BEAT_NAME 48
 
 /* The receiver's description of a channel, sent once at matching. */
 struct chan_desc {
 	uint64_t magic, nslots, cap, stride, size;
 	char name[64];
+	char beat[STREAM_BEAT_NAME]; /* the receiver's heartbeat */
+};
+
+/* A waiting thread's view of one peer's heartbeat (stream_beat.c). */
+struct beat_watch {
+	struct cxl_obj obj; /* the peer's beat object, once known */
+	uint64_t last;	    /* its beat as last read */
+	uint64_t moved_ms;  /* when it last moved */
+	uint64_t look_ms;   /* when we last looked */
+	unsigned polls;
 };
 
 struct chan {
@@ -71,19 +87,27 @@ struct chan {
 	uint64_t nslots, cap, stride;
 	uint8_t *base;
 	uint64_t credit; /* sender: the receiver's credit as last read */
+	int peer;	 /* the other side's rank, for messages */
+	bool has_beat;	 /* holds a reference on our heartbeat */
+	char peer_beat[STREAM_BEAT_NAME]; /* its heartbeat, once known */
+	struct beat_watch watch;	  /* used by the progress thread */
 };
 
 /*
  * Collective object, created by rank 0 of the communicator: per rank one
- * flag line (the last operation it started, written only by it), then
- * two data areas of `bytes` (alternate operations use alternate areas).
+ * flag line (word 0: the last operation it started; bytes 16..63: the
+ * name of its heartbeat; written only by that rank), then two data areas
+ * of `bytes` (alternate operations use alternate areas).
  */
+#define COLL_BEAT_OFF 16u
 struct coll {
 	struct cxl_obj obj;
 	char name[64];
 	int n, me;
 	uint64_t bytes, row; /* row stride: one line + 2 * data, lines */
 	uint8_t *base;
+	bool has_beat;		  /* holds a reference on our heartbeat */
+	struct beat_watch *watch; /* per rank, used by the progress thread */
 };
 
 struct stream_queue;
@@ -116,12 +140,22 @@ struct MPIS_Request_struct {
 };
 
 /* stream_channel.c (progress thread: chan_send, chan_recv) */
-int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d);
+int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d);
 int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	      int peer);
 void chan_close(struct chan *c);
 int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len);
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max);
+
+/* stream_beat.c; stream_peer_dead: this thread's last failed wait was
+ * on a peer found dead (for the queue's message) */
+extern _Thread_local bool stream_peer_dead;
+int beat_get(char name[STREAM_BEAT_NAME]);
+void beat_put(void);
+bool beat_name_ok(const char *name);
+int watch_peer(struct beat_watch *w, const char *name, int rank,
+	       const char *what);
+void watch_close(struct beat_watch *w);
 
 /* stream_coll.c */
 int coll_setup(MPIS_Request r);

@@ -40,10 +40,11 @@ static uint64_t *slot_hdr(struct chan *c, uint64_t k)
 			    ((k - 1) % c->nslots) * c->stride);
 }
 
-int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d)
+int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d)
 {
 	cxl_pool *p = stream_pool();
 	struct chan_hdr *h;
+	int rc;
 
 	if (!p)
 		return MPIS_NOT_READY;
@@ -69,6 +70,13 @@ int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d)
 			cxl_errmsg());
 	c->base = c->obj.ptr;
 	c->creator = true;
+	c->peer = peer;
+	rc = beat_get(d->beat);
+	if (rc) {
+		chan_close(c);
+		return rc;
+	}
+	c->has_beat = true;
 	h = (struct chan_hdr *)c->base;
 	h->magic = CHAN_MAGIC;
 	h->nslots = c->nslots;
@@ -78,13 +86,39 @@ int chan_create(struct chan *c, uint64_t cap, struct chan_desc *d)
 	/* the header reaches the pool before the descriptor is sent */
 	cxl_flush(p, h, sizeof(*h));
 	cxl_wfence(p);
-	memset(d, 0, sizeof(*d));
+	memset(d->name, 0, sizeof(d->name));
 	d->magic = CHAN_MAGIC;
 	d->nslots = c->nslots;
 	d->cap = cap;
 	d->stride = c->stride;
 	d->size = c->obj.size;
 	snprintf(d->name, sizeof(d->name), "%s", c->name);
+	return MPIS_SUCCESS;
+}
+
+/*
+ * The sender's line: the name of its heartbeat, so that a receiver
+ * waiting on this channel can tell a dead sender from a slow one. Word by
+ * word with NT stores, the name before the magic that announces it.
+ */
+static int publish_beat(struct chan *c)
+{
+	cxl_pool *p = c->obj.pool;
+	uint64_t *line = (uint64_t *)(c->base + CHAN_SENDER);
+	uint64_t w[STREAM_BEAT_NAME / 8];
+	int rc = beat_get((char *)w);
+
+	if (rc) {
+		chan_close(c);
+		return rc;
+	}
+	c->has_beat = true;
+	for (unsigned i = 0; i < STREAM_BEAT_NAME / 8; i++)
+		cxl_nt_store64(p, &line[1 + i], w[i]);
+	/* the name is in the pool before its magic */
+	cxl_wfence(p);
+	cxl_nt_store64(p, line, CHAN_MAGIC);
+	cxl_wfence(p);
 	return MPIS_SUCCESS;
 }
 
@@ -109,7 +143,8 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	    d->nslots < 1 || d->nslots > STREAM_MAX_SLOTS ||
 	    d->cap > STREAM_MAX_BYTES ||
 	    d->stride != CXL_LINE + round_line(d->cap) ||
-	    d->size < CHAN_SLOTS + d->nslots * d->stride)
+	    d->size < CHAN_SLOTS + d->nslots * d->stride ||
+	    !beat_name_ok(d->beat))
 		return stream_fail(MPI_ERR_OTHER,
 				   "bad channel descriptor from the receiver "
 				   "(version mismatch of libcxlmpi between "
@@ -142,7 +177,9 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	c->cap = d->cap;
 	c->stride = d->stride;
 	c->base = c->obj.ptr;
-	return MPIS_SUCCESS;
+	c->peer = peer;
+	memcpy(c->peer_beat, d->beat, sizeof(c->peer_beat));
+	return publish_beat(c);
 }
 
 void chan_close(struct chan *c)
@@ -153,6 +190,30 @@ void chan_close(struct chan *c)
 	if (c->creator)
 		cxl_obj_destroy(stream_pool(), c->name);
 	c->base = NULL;
+	watch_close(&c->watch);
+	if (c->has_beat)
+		beat_put();
+	c->has_beat = false;
+}
+
+/* Receiver, while it waits: is the sender alive? Its heartbeat's name is
+ * read from the sender's line once the sender has opened the channel. */
+static int recv_watch(struct chan *c, cxl_pool *p)
+{
+	const uint64_t *line = (const uint64_t *)(c->base + CHAN_SENDER);
+
+	if (!c->peer_beat[0] && (c->watch.polls & 63) == 63 &&
+	    cxl_nt_load64(p, line) == CHAN_MAGIC) {
+		char name[STREAM_BEAT_NAME];
+
+		/* the name was written before the magic we just read */
+		cxl_inval(p, line, CXL_LINE);
+		memcpy(name, line + 1, sizeof(name));
+		if (beat_name_ok(name))
+			memcpy(c->peer_beat, name, sizeof(name));
+	}
+	return watch_peer(&c->watch, c->peer_beat[0] ? c->peer_beat : NULL,
+			  c->peer, "receive");
 }
 
 /*
@@ -182,10 +243,13 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 
 		if (v >= k)
 			return MPI_ERR_OTHER; /* corrupt: not sent yet */
-		if (v > c->credit)
+		if (v > c->credit) {
 			c->credit = v;
-		else
-			stream_spin(&spins);
+			continue;
+		}
+		if (watch_peer(&c->watch, c->peer_beat, c->peer, "send"))
+			return MPI_ERR_OTHER;
+		stream_spin(&spins);
 	}
 	/* the data, written back to the pool (copy_to_pool flushes); a
 	 * large message in chunks, each announced in the progress word so
@@ -255,6 +319,8 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
 				continue;
 			}
 		}
+		if (recv_watch(c, p))
+			return MPI_ERR_OTHER;
 		stream_spin(&spins);
 	}
 	len = w & 0xffffffffu;

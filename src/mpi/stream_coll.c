@@ -10,6 +10,7 @@
  * read it.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stream.h"
@@ -18,6 +19,8 @@ static uint64_t round_line(uint64_t n)
 {
 	return (n + CXL_LINE - 1) & ~(uint64_t)(CXL_LINE - 1);
 }
+
+static int publish_beat(struct coll *co);
 
 int coll_setup(MPIS_Request r)
 {
@@ -68,7 +71,35 @@ int coll_setup(MPIS_Request r)
 				       "in the pool; see the message above");
 	}
 	co->base = co->obj.ptr;
+	rc = publish_beat(co);
+	if (rc) {
+		coll_close(co);
+		return rc;
+	}
 	r->has_coll = true;
+	return MPIS_SUCCESS;
+}
+
+/* Our heartbeat's name in bytes 16..63 of our flag line, word by word
+ * with NT stores (the flag word shares the line), for ranks that wait on
+ * us; and a watch per rank for our own waits. */
+static int publish_beat(struct coll *co)
+{
+	cxl_pool *p = co->obj.pool;
+	uint64_t *line = (uint64_t *)(co->base + (uint64_t)co->me * co->row);
+	uint64_t w[STREAM_BEAT_NAME / 8];
+	int rc;
+
+	co->watch = calloc((size_t)co->n, sizeof(*co->watch));
+	if (!co->watch)
+		return stream_fail(MPI_ERR_NO_MEM, "out of memory");
+	rc = beat_get((char *)w);
+	if (rc)
+		return rc;
+	co->has_beat = true;
+	for (unsigned i = 0; i < STREAM_BEAT_NAME / 8; i++)
+		cxl_nt_store64(p, &line[COLL_BEAT_OFF / 8 + i], w[i]);
+	cxl_wfence(p);
 	return MPIS_SUCCESS;
 }
 
@@ -77,6 +108,31 @@ void coll_close(struct coll *co)
 	if (co->base)
 		cxl_obj_close(&co->obj);
 	co->base = NULL;
+	if (co->watch)
+		for (int i = 0; i < co->n; i++)
+			watch_close(&co->watch[i]);
+	free(co->watch);
+	co->watch = NULL;
+	if (co->has_beat)
+		beat_put();
+	co->has_beat = false;
+}
+
+/* Progress thread, waiting on rank i: is it alive? Its heartbeat's name
+ * is read from its flag line (it may not have written it yet). */
+static int coll_watch(struct coll *co, int i)
+{
+	struct beat_watch *w = &co->watch[i];
+	const uint8_t *line = co->base + (uint64_t)i * co->row;
+	char name[STREAM_BEAT_NAME];
+
+	if (!w->obj.pool && (w->polls & 63) == 63) {
+		cxl_inval(co->obj.pool, line, CXL_LINE);
+		memcpy(name, line + COLL_BEAT_OFF, sizeof(name));
+		return watch_peer(w, beat_name_ok(name) ? name : NULL, i,
+				  "collective");
+	}
+	return watch_peer(w, NULL, i, "collective");
 }
 
 #define ARITH_OPS(T)                                                     \
@@ -172,6 +228,8 @@ int coll_finish(MPIS_Request r, uint64_t k)
 				break;
 			if (v > k + 1)
 				return MPI_ERR_OTHER; /* corrupt */
+			if (i != co->me && coll_watch(co, i))
+				return MPI_ERR_OTHER;
 			stream_spin(&spins);
 		}
 	}

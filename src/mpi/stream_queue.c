@@ -180,10 +180,13 @@ static void run(struct stream_queue *q, struct op *o)
 			    "queue operation failed (%s); the queue stops "
 			    "running operations and MPIS_Queue_wait returns "
 			    "the error",
-			    rc == MPI_ERR_TRUNCATE
-				    ? "message larger than the receive"
-				    : "inconsistent channel in the pool");
+			    rc == MPI_ERR_TRUNCATE ? "message larger than the "
+						     "receive"
+			    : stream_peer_dead	   ? "a peer stopped: above"
+						   : "inconsistent channel in "
+						     "the pool");
 	}
+	stream_peer_dead = false;
 }
 
 static void *progress(void *arg)

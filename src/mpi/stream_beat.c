@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Liveness of stream peers: a wait on a peer that died fails instead of
+ * hanging (docs/stream.md, "Peer failure").
+ *
+ * While a process has a stream channel or collective open, a thread of
+ * its own advances the first word of its beat object, a one-line pool
+ * object, every BEAT_MS (a non-temporal store: only this process writes
+ * it). It runs regardless of the application, so a rank that computes for
+ * a long time between its starts is still alive to its peers. A peer
+ * learns the object's name at matching (channels) or at setup
+ * (collectives).
+ *
+ * A waiting progress thread looks at the peer's beat at most every
+ * WATCH_MS; a beat that has not moved for CXLMPI_STREAM_PEER_TIMEOUT_MS
+ * fails the wait.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stream.h"
+
+#define BEAT_MS 100
+#define WATCH_MS 50
+#define TIMEOUT_MS_DEFAULT 10000
+#define TIMEOUT_MS_MAX 86400000L
+
+static pthread_mutex_t beat_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t beat_cv = PTHREAD_COND_INITIALIZER;
+static unsigned beat_refs;
+static bool beat_stop;
+static pthread_t beat_thread;
+static struct cxl_obj beat_obj;
+static char beat_name[STREAM_BEAT_NAME];
+static long timeout_ms = -1; /* -1: not read yet; 0: never */
+_Thread_local bool stream_peer_dead;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void *beat_main(void *arg)
+{
+	uint64_t *word = beat_obj.ptr, beat = 0;
+	struct timespec until;
+
+	(void)arg;
+	pthread_mutex_lock(&beat_mu);
+	while (!beat_stop) {
+		cxl_nt_store64(beat_obj.pool, word, ++beat);
+		/* the beat leaves this core now, not with a later fence */
+		cxl_wfence(beat_obj.pool);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += BEAT_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!beat_stop &&
+		       pthread_cond_timedwait(&beat_cv, &beat_mu, &until) == 0)
+			;
+	}
+	pthread_mutex_unlock(&beat_mu);
+	return NULL;
+}
+
+/* CXLMPI_STREAM_PEER_TIMEOUT_MS, read once; -1 with a message if invalid */
+static long peer_timeout(void)
+{
+	const char *e;
+	char *end;
+	long v;
+
+	if (timeout_ms >= 0)
+		return timeout_ms;
+	e = getenv("CXLMPI_STREAM_PEER_TIMEOUT_MS");
+	if (!e)
+		return timeout_ms = TIMEOUT_MS_DEFAULT;
+	v = strtol(e, &end, 10);
+	if (!*e || *end || v < 0 || v > TIMEOUT_MS_MAX) {
+		stream_fail(MPI_ERR_ARG,
+			    "CXLMPI_STREAM_PEER_TIMEOUT_MS=%s is not a number "
+			    "of milliseconds in 0..%ld (0: never); set it so "
+			    "or unset it (%d)",
+			    e, TIMEOUT_MS_MAX, TIMEOUT_MS_DEFAULT);
+		return -1;
+	}
+	return timeout_ms = v;
+}
+
+int beat_get(char name[STREAM_BEAT_NAME])
+{
+	cxl_pool *p = stream_pool();
+	int rc = MPIS_SUCCESS;
+
+	if (!p)
+		return MPIS_NOT_READY;
+	if (peer_timeout() < 0)
+		return MPI_ERR_ARG;
+	pthread_mutex_lock(&beat_mu);
+	if (!beat_refs) {
+		stream_obj_name(beat_name, sizeof(beat_name), "beat");
+		if (cxl_obj_create(p, beat_name, CXL_LINE, CXL_OBJ_ZERO,
+				   &beat_obj)) {
+			rc = stream_fail(MPI_ERR_NO_MEM,
+					 "no pool memory for the stream "
+					 "heartbeat %s (%s); enlarge the pool "
+					 "(CXL_POOL_SIZE)",
+					 beat_name, cxl_errmsg());
+		} else {
+			beat_stop = false;
+			if (pthread_create(&beat_thread, NULL, beat_main,
+					   NULL)) {
+				cxl_obj_close(&beat_obj);
+				cxl_obj_destroy(p, beat_name);
+				rc = stream_fail(MPI_ERR_OTHER,
+						 "cannot start the stream "
+						 "heartbeat thread");
+			}
+		}
+	}
+	if (rc == MPIS_SUCCESS) {
+		beat_refs++;
+		memcpy(name, beat_name, STREAM_BEAT_NAME);
+	}
+	pthread_mutex_unlock(&beat_mu);
+	return rc;
+}
+
+void beat_put(void)
+{
+	bool join = false;
+
+	pthread_mutex_lock(&beat_mu);
+	if (beat_refs && !--beat_refs) {
+		beat_stop = true;
+		pthread_cond_signal(&beat_cv);
+		join = true;
+	}
+	pthread_mutex_unlock(&beat_mu);
+	if (!join)
+		return;
+	pthread_join(beat_thread, NULL);
+	cxl_obj_close(&beat_obj);
+	cxl_obj_destroy(stream_pool(), beat_name);
+}
+
+bool beat_name_ok(const char *name)
+{
+	static const char prefix[] = "cxlmpi.beat.";
+
+	/* a name read from the pool or from a peer: bounded, ours */
+	return memchr(name, 0, STREAM_BEAT_NAME) &&
+	       !strncmp(name, prefix, sizeof(prefix) - 1);
+}
+
+void watch_close(struct beat_watch *w)
+{
+	if (w->obj.pool)
+		cxl_obj_close(&w->obj);
+	memset(w, 0, sizeof(*w));
+}
+
+int watch_peer(struct beat_watch *w, const char *name, int rank,
+	       const char *what)
+{
+	cxl_pool *p = stream_pool();
+	uint64_t now, beat;
+
+	/* cheap between looks: a clock read every 64 polls */
+	if (++w->polls & 63)
+		return MPI_SUCCESS;
+	now = now_ms();
+	if (now - w->look_ms < WATCH_MS || !timeout_ms)
+		return MPI_SUCCESS;
+	w->look_ms = now;
+	if (!w->obj.pool) {
+		/* the peer has not published its beat yet (a sender
+		 * that has not opened the channel): nothing to judge */
+		if (!name || !beat_name_ok(name))
+			return MPI_SUCCESS;
+		if (cxl_obj_open(p, name, &w->obj) || w->obj.size < CXL_LINE) {
+			/* gone: its process detached, or never existed */
+			if (w->obj.pool)
+				cxl_obj_close(&w->obj);
+			stream_fail(MPI_ERR_OTHER,
+				    "%s: the heartbeat %s of rank %d is not "
+				    "in the pool; the rank has ended or freed "
+				    "its requests",
+				    what, name, rank);
+			stream_peer_dead = true;
+			return MPI_ERR_OTHER;
+		}
+		w->last = cxl_nt_load64(p, w->obj.ptr);
+		w->moved_ms = now;
+		return MPI_SUCCESS;
+	}
+	beat = cxl_nt_load64(p, w->obj.ptr);
+	if (beat != w->last) {
+		w->last = beat;
+		w->moved_ms = now;
+		return MPI_SUCCESS;
+	}
+	if (now - w->moved_ms <= (uint64_t)timeout_ms)
+		return MPI_SUCCESS;
+	stream_fail(MPI_ERR_OTHER,
+		    "%s: rank %d has shown no heartbeat for %llu ms "
+		    "(CXLMPI_STREAM_PEER_TIMEOUT_MS=%ld): declared dead; "
+		    "the queue fails. Raise the timeout if the rank may be "
+		    "descheduled that long",
+		    what, rank, (unsigned long long)(now - w->moved_ms),
+		    timeout_ms);
+	stream_peer_dead = true;
+	return MPI_ERR_OTHER;
+}
