@@ -161,6 +161,14 @@ int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	if (d->mr_prov_key) {
 		m->fid.key = d->mr_key_next++;
 	} else if (mr_find(d, requested_key)) {
+		const struct cxlfi_mr *old = mr_find(d, requested_key);
+
+		CXLFI_WARN(FI_LOG_MR,
+			   "fi_mr_reg: key %#llx is in use by the region "
+			   "%p+%zu of this domain; close it first or ask for "
+			   "FI_MR_PROV_KEY\n",
+			   (unsigned long long)requested_key, old->buf,
+			   old->len);
 		cxlfi_dom_unlock(d);
 		free(m);
 		return -FI_ENOKEY;
