@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import plot_style as ps  # noqa: E402
 from mpi_compare.config import (DEFAULT_BUILD_DIR,  # noqa: E402
                                 DEFAULT_OUT_DIR, DEFAULT_PROVIDER_DIR,
                                 DEFAULT_SOURCE, DEFAULT_TIMEOUT, TESTS,
@@ -296,44 +297,34 @@ def main(argv=None) -> int:
 
 
 def plot(path: Path, label, names, sizes, val) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    colors = {label: "tab:red", "cxl": "tab:orange", "ofi-tcp": "tab:gray"}
+    # the modelled series takes cxl's look, the unmodelled one the next
+    looks = {label: "cxl", "cxl": "cxl-coherent", "ofi-tcp": "ofi-tcp"}
     # with one test only, its panel stays empty but for cMPI's lines
-    fig, (lat, bw) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (lat, bw) = ps.figure(2)
     for name in names:
         for ax, test, scale in ((lat, "latency", 1.0), (bw, "bw", 1e-3)):
             pts = [(s, val(name, test, s)) for s in sizes]
             pts = [(s, v * scale) for s, v in pts if v is not None]
             if pts:
-                ax.plot(*zip(*pts), marker="o", markersize=3,
-                        color=colors[name], label=name)
+                ps.line(ax, looks[name], *zip(*pts), label=name)
     small = [s for s in sizes if s <= CMPI_LATENCY_MAX_SIZE]
     if small:
-        lat.plot(small, [CMPI_LATENCY_US] * len(small), "k--",
-                 label="cMPI published (~12 us)")
+        lat.plot(small, [CMPI_LATENCY_US] * len(small), color=ps.REFERENCE,
+                 linestyle="--", label="cMPI published (~12 us)")
     lat.axhline(GOAL_8B_US, color="tab:green", linestyle=":",
                 label=f"goal at 8 B ({GOAL_8B_US:g} us)")
-    bw.axhline(CMPI_BW_TWO_SIDED / 1e3, color="k", linestyle="--",
+    bw.axhline(CMPI_BW_TWO_SIDED / 1e3, color=ps.REFERENCE, linestyle="--",
                label="cMPI two-sided peak (6.05 GB/s)")
-    bw.axhline(CMPI_BW_ONE_SIDED / 1e3, color="k", linestyle=":",
+    bw.axhline(CMPI_BW_ONE_SIDED / 1e3, color=ps.REFERENCE, linestyle=":",
                label="cMPI one-sided peak (8.6 GB/s)")
-    for ax, title, ylabel in ((lat, "Ping-pong latency", "one-way (us)"),
-                              (bw, "Bandwidth", "GB/s")):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{title}, 2 ranks, MPICH")
-        ax.grid(True, alpha=0.4)
-        ax.legend(fontsize=8)
-    lat.set_yscale("log")
-    bw.set_ylim(bottom=0)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    for ax, title, ylabel, log in ((lat, "Ping-pong latency", "one-way (us)",
+                                    True),
+                                   (bw, "Bandwidth", "GB/s", False)):
+        ps.size_axis(ax, max(sizes))
+        ps.value_axis(ax, log)
+        ps.finish(ax, f"{title}, 2 ranks, MPICH", "message size (bytes)",
+                  ylabel)
+    return ps.save(fig, path)
 
 
 if __name__ == "__main__":
