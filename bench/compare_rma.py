@@ -164,34 +164,36 @@ def main():
         plot(rows, tests, Path(args.out))
 
 
+TITLES = {"put_lat": "MPI_Put latency", "get_lat": "MPI_Get latency",
+          "put_bw": "MPI_Put bandwidth", "get_bw": "MPI_Get bandwidth"}
+
+
 def plot(rows, tests, out):
+    """rma_lat.png and rma_bw.png in the look of compare_transports.py's
+    point-to-point plots: a panel per operation, a line per path."""
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import plot_style as ps
+        ps.pyplot()
     except ImportError:
         print("no matplotlib: no plots", file=sys.stderr)
         return
     for kind in ("lat", "bw"):
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        fig, axes = ps.figure(2)
         for ax, test in zip(axes, [t for t in TESTS if t.endswith(kind)]):
             if test not in tests:
                 continue
-            for col in sorted({r[1] for r in rows if r[0] == test}):
+            cols = {r[1] for r in rows if r[0] == test}
+            for col in [c for c in (*PATHS, "memcpy") if c in cols]:
                 pts = sorted((r[2], r[3]) for r in rows
                              if r[0] == test and r[1] == col)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts],
-                        marker="o", label=col)
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_title(test)
-            ax.set_xlabel("bytes")
-            ax.set_ylabel("us" if kind == "lat" else "MB/s")
-            ax.legend()
-        fig.tight_layout()
-        png = out / f"rma_{kind}.png"
-        fig.savefig(png, dpi=110)
-        plt.close(fig)
+                ps.line(ax, col, [p[0] for p in pts], [p[1] for p in pts])
+            if cols:
+                ps.size_axis(ax, max(r[2] for r in rows if r[0] == test))
+            ps.value_axis(ax, kind == "lat")
+            ps.finish(ax, f"{TITLES[test]}, 2 hosts", "message size (bytes)",
+                      "latency (us)" if kind == "lat"
+                      else "bandwidth (MB/s)", legend=bool(cols))
+        png = ps.save(fig, out / f"rma_{kind}.png")
         print(f"plot: {png}")
 
 

@@ -7,8 +7,7 @@
   pmem:   one chart, stream_pmem.png: kernels on x, one bar per set of
           arrays, volatile (plain) next to persistent (hatched).
 
-The look (figure size, fonts, colours, grid) is that of
-bench/compare_transports.py.
+The look (figure size, fonts, colours, grid) is bench/plot_style.py's.
 
   .venv/bin/python bench/plot_stream.py results/stream.csv [--out results]
 """
@@ -19,9 +18,9 @@ import csv
 import sys
 from pathlib import Path
 
+import plot_style as ps
+
 KERNELS = ("Copy", "Scale", "Add", "Triad")
-COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red",
-          "tab:purple", "tab:brown", "tab:gray")
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -41,44 +40,29 @@ def ordered(values):
 
 
 def plot_stream(rows: list[dict[str, str]], out: Path) -> list[Path]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     paths = []
     for mode in ordered(r["mode"] for r in rows):
         mine = [r for r in rows if r["mode"] == mode]
         places = ordered(r["placement"] for r in mine)
         rate = {(r["placement"], r["kernel"]): float(r["best_mb_s"])
                 for r in mine}
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig, ax = ps.figure()
         width = 0.8 / len(KERNELS)
         for i, k in enumerate(KERNELS):
             xs = [p + (i - 1.5) * width for p in range(len(places))]
             ax.bar(xs, [rate.get((p, k), 0) for p in places], width,
-                   color=COLORS[i], label=k)
+                   color=ps.style(k, i).color, label=k)
         ax.set_xticks(range(len(places)))
         ax.set_xticklabels(places, rotation=45)
         ax.set_ylim(bottom=0)
-        ax.set_title(f"STREAM placements, mode {mode}")
-        ax.set_xlabel("a/b/c placement (D DRAM, P pool; I = all three "
-                      "interleaved DRAM:pool)")
-        ax.set_ylabel("best MB/s")
-        ax.grid(True, axis="y", which="major", alpha=0.4)
-        ax.legend()
-        fig.tight_layout()
-        path = out / f"stream_{mode.replace('/', '-')}.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        paths.append(path)
+        ps.finish(ax, f"STREAM placements, mode {mode}",
+                  "a/b/c placement (D DRAM, P pool; I = all three "
+                  "interleaved DRAM:pool)", "best MB/s", grid_axis="y")
+        paths.append(ps.save(fig, out / f"stream_{mode.replace('/', '-')}.png"))
     return paths
 
 
 def plot_pmem(rows: list[dict[str, str]], out: Path) -> list[Path]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     def label(r):
         return (r["placement"] if r["placement"] == r["mode"]
                 else f"{r['placement']} {r['mode']}")
@@ -87,28 +71,21 @@ def plot_pmem(rows: list[dict[str, str]], out: Path) -> list[Path]:
     rate = {(label(r), r["persist"], r["kernel"]): float(r["best_mb_s"])
             for r in rows}
     arrays = ordered(s[0] for s in series)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = ps.figure()
     width = 0.8 / len(series)
     for i, (name, pers) in enumerate(series):
         xs = [k + (i - (len(series) - 1) / 2) * width
               for k in range(len(KERNELS))]
         ax.bar(xs, [rate.get((name, pers, k), 0) for k in KERNELS], width,
-               color=COLORS[arrays.index(name) % len(COLORS)],
+               color=ps.style(name, arrays.index(name)).color,
                hatch="//" if pers == "1" else None, edgecolor="white",
                label=f"{name}, {'persistent' if pers == '1' else 'volatile'}")
     ax.set_xticks(range(len(KERNELS)))
     ax.set_xticklabels(KERNELS)
     ax.set_ylim(bottom=0)
-    ax.set_title("STREAM-PMem: volatile and persistent arrays")
-    ax.set_xlabel("kernel")
-    ax.set_ylabel("best MB/s")
-    ax.grid(True, axis="y", which="major", alpha=0.4)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    path = out / "stream_pmem.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    ps.finish(ax, "STREAM-PMem: volatile and persistent arrays", "kernel",
+              "best MB/s", grid_axis="y")
+    return [ps.save(fig, out / "stream_pmem.png")]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,8 @@ import re
 import sys
 from pathlib import Path
 
+import plot_style as ps
+
 RESULT = re.compile(r"^RESULT (\S+) (\d+) ([\d.]+) us$")
 PINGPONG = ("queued", "queued_host", "start_wait", "isend")
 HALO = ("halo_classic", "halo_queued")
@@ -36,34 +38,25 @@ def read(path: Path) -> dict[str, list[tuple[int, float]]]:
 
 
 def plot(runs, tests, title, xlabel, out: Path) -> bool:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    drawn = False
+    fig, ax = ps.figure()
+    drawn, n, largest = False, 0, 1
     for label, series in runs:
         for test in tests:
             pts = sorted(series.get(test, []))
             if not pts:
                 continue
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                    label=f"{test} ({label})")
+            ps.line(ax, test, [p[0] for p in pts], [p[1] for p in pts],
+                    label=f"{test} ({label})", index=n)
+            n += 1
             drawn = True
+            largest = max(largest, pts[-1][0])
     if not drawn:
-        plt.close(fig)
+        ps.close(fig)
         return False
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("microseconds")
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    ps.size_axis(ax, largest)
+    ps.value_axis(ax, True)
+    ps.finish(ax, title, xlabel, "microseconds")
+    ps.save(fig, out)
     print(f"wrote {out}")
     return True
 

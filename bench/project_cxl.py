@@ -23,7 +23,7 @@ checked by hand. Writes OUT/cxl_projection.csv and OUT/cxl_projection.png.
 
 The machinery (building mpi_bench, the environment of each transport, a
 fresh pool per run, the checks that the intended provider ran) is
-compare_transports.py's.
+compare_transports.py's (bench/mpi_compare).
 """
 
 from __future__ import annotations
@@ -36,7 +36,17 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import compare_transports as ct  # noqa: E402
+import plot_style as ps  # noqa: E402
+from mpi_compare.config import (DEFAULT_BUILD_DIR,  # noqa: E402
+                                DEFAULT_OUT_DIR, DEFAULT_PROVIDER_DIR,
+                                DEFAULT_SOURCE, DEFAULT_TIMEOUT, TESTS,
+                                Config, parse_choices, parse_size)
+from mpi_compare.fi_providers import provider_latency  # noqa: E402
+from mpi_compare.report import fmt, fmt_size, print_table  # noqa: E402
+from mpi_compare.results import CxlStats, Run, merge_runs  # noqa: E402
+from mpi_compare.runner import (build_bench, check_setup,  # noqa: E402
+                                cxl_problem, cxl_stats_per_size, run_one)
+from mpi_compare.transports import COST_MODELS, base_environment  # noqa: E402
 
 MiB = 1 << 20
 MIN_SIZE = 8
@@ -57,7 +67,7 @@ SHORT = {"flush_lines": "flush", "inval_lines": "inval", "fences": "fence",
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", default="cmpi",
-                   choices=[m for m in ct.COST_MODELS if m != "none"],
+                   choices=[m for m in COST_MODELS if m != "none"],
                    help="CXL_COST_MODEL preset (default: %(default)s)")
     p.add_argument("--cxl-mode", default="emulated",
                    choices=("emulated", "flush"),
@@ -67,7 +77,7 @@ def parse_args(argv):
                         "line here, flush (clwb, clflushopt) 186 to 405 ns "
                         "(docs/benchmarks.md), which real hardware "
                         "includes in the device's figures")
-    p.add_argument("--max", type=ct.parse_size, default=MiB, metavar="BYTES",
+    p.add_argument("--max", type=parse_size, default=MiB, metavar="BYTES",
                    help="largest message size (default: 1M)")
     p.add_argument("--quick", action="store_true",
                    help="mpi_bench --quick: fewer iterations per size")
@@ -75,7 +85,7 @@ def parse_args(argv):
                    help="runs per transport, interleaved; median per size "
                         "(default: %(default)s)")
     p.add_argument("--tests", default="latency,bw",
-                   type=lambda t: ct.parse_choices(t, ("latency", "bw"),
+                   type=lambda t: parse_choices(t, ("latency", "bw"),
                                                    "test"),
                    help="latency, bw or both (default: %(default)s)")
     p.add_argument("--no-provider", action="store_true",
@@ -91,10 +101,10 @@ def parse_args(argv):
     p.add_argument("--no-counts", action="store_true",
                    help="skip the per-size operation counts (they take one "
                         "extra run per size and test)")
-    p.add_argument("--out", type=Path, default=ct.DEFAULT_OUT_DIR,
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT_DIR,
                    metavar="DIR", help="where the CSV and the plot go "
                                        "(default: %(default)s)")
-    p.add_argument("--timeout", type=float, default=ct.DEFAULT_TIMEOUT,
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                    metavar="SECONDS",
                    help="limit of each mpiexec run (default: %(default)s)")
     a = p.parse_args(argv)
@@ -111,7 +121,7 @@ def log(msg: str) -> None:
     print(f"project_cxl: {msg}", file=sys.stderr, flush=True)
 
 
-def per_msg(st: ct.CxlStats | None, field: str) -> float | None:
+def per_msg(st: CxlStats | None, field: str) -> float | None:
     """A counter per message sent, None when the difference is unusable
     (polling made it negative) or no message was sent."""
     if st is None or st.sent <= 0:
@@ -120,24 +130,24 @@ def per_msg(st: ct.CxlStats | None, field: str) -> float | None:
     return v / st.sent if v >= 0 else None
 
 
-def merge(rs: list[ct.Run], test: str, best: bool) -> ct.Run:
+def merge(rs: list[Run], test: str, best: bool) -> Run:
     """compare_transports' median per size, or the best value per size."""
     if not best or any(not r.ok for r in rs):
-        return ct.merge_runs(rs)
-    pick = min if ct.TESTS[test].unit == "us" else max
+        return merge_runs(rs)
+    pick = min if TESTS[test].unit == "us" else max
     out = rs[0]
     sizes = set.intersection(*(set(r.points) for r in rs))
     out.points = {s: pick(r.points[s] for r in rs) for s in sorted(sizes)}
     return out
 
 
-def provider_line(cfg: ct.Config, plain: ct.Config, label: str,
+def provider_line(cfg: Config, plain: Config, label: str,
                   base_env: dict[str, str]) -> str:
     """8 B latency of the provider alone (bench/fi_pingpong, no MPI), with
     and without the model: what MPICH adds is then visible."""
     got = {}
     for name, c in ((label, cfg), ("cxl", plain)):
-        res, _ = ct.provider_latency(c, base_env)
+        res, _ = provider_latency(c, base_env)
         v = res.get("cxl")
         got[name] = (f"{v[8]:.2f} us" if isinstance(v, dict) and 8 in v
                      else f"failed ({v})")
@@ -148,37 +158,37 @@ def provider_line(cfg: ct.Config, plain: ct.Config, label: str,
 def main(argv=None) -> int:
     a = parse_args(argv)
     label = f"cxl+{a.model}"
-    cfg = ct.Config(
+    cfg = Config(
         transports=("cxl", "ofi-tcp"), tests=a.tests, ranks=2,
         max_bytes=a.max, quick=a.quick, out_dir=a.out.resolve(),
-        build_dir=ct.DEFAULT_BUILD_DIR, source=ct.DEFAULT_SOURCE,
-        provider_dir=ct.DEFAULT_PROVIDER_DIR, cxl_mode=a.cxl_mode,
+        build_dir=DEFAULT_BUILD_DIR, source=DEFAULT_SOURCE,
+        provider_dir=DEFAULT_PROVIDER_DIR, cxl_mode=a.cxl_mode,
         timeout=a.timeout, cxl_stats_per_size=not a.no_counts,
         repeat=a.repeat, cost_model=a.model,
         bench_args=("--batches", str(a.batches)) if a.batches > 1 else ())
     plain = dataclasses.replace(cfg, cost_model="none")
-    problems = ct.check_setup(cfg)
-    if ct.cxl_problem(cfg):
-        problems.append(ct.cxl_problem(cfg))
+    problems = check_setup(cfg)
+    if cxl_problem(cfg):
+        problems.append(cxl_problem(cfg))
     if problems:
         for pr in problems:
             log(pr)
         return 2
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
     cfg.build_dir.mkdir(parents=True, exist_ok=True)
-    base_env, _ = ct.base_environment()
-    binary = ct.build_bench(cfg)
+    base_env, _ = base_environment()
+    binary = build_bench(cfg)
 
     # (series label, config, transport of compare_transports)
     series = ((label, cfg, "cxl"), ("cxl", plain, "cxl"),
               ("ofi-tcp", plain, "ofi-tcp"))
-    tries: dict[tuple[str, str], list[ct.Run]] = {}
-    counts: dict[str, dict[int, ct.CxlStats]] = {}
+    tries: dict[tuple[str, str], list[Run]] = {}
+    counts: dict[str, dict[int, CxlStats]] = {}
     for rep in range(a.repeat):
         for test in cfg.tests:
             for name, c, transport in series:
                 log(f"[{rep + 1}/{a.repeat}] {test} over {name}")
-                run = ct.run_one(c, binary, transport, test, base_env)
+                run = run_one(c, binary, transport, test, base_env)
                 log(f"  {run.status} in {run.elapsed:.1f} s"
                     + ("" if run.ok else f": {run.reason}"))
                 tries.setdefault((name, test), []).append(run)
@@ -186,7 +196,7 @@ def main(argv=None) -> int:
                         and not a.no_counts):
                     # mpi_bench's in-loop counters (latency), else
                     # differences of runs
-                    counts[test] = run.size_stats or ct.cxl_stats_per_size(
+                    counts[test] = run.size_stats or cxl_stats_per_size(
                         c, binary, run, base_env)
     runs = {k: merge(v, k[1], a.best) for k, v in tries.items()}
     names = [s[0] for s in series]
@@ -213,14 +223,14 @@ def main(argv=None) -> int:
     for size in sizes:
         cm = (f"{CMPI_LATENCY_US:.2f}" if size <= CMPI_LATENCY_MAX_SIZE
               else "")
-        rows.append([ct.fmt_size(size)]
-                    + [ct.fmt(val(n, "latency", size)) for n in names]
+        rows.append([fmt_size(size)]
+                    + [fmt(val(n, "latency", size)) for n in names]
                     + [cm]
-                    + ([ct.fmt(val(n, "bw", size), 0) for n in names]
+                    + ([fmt(val(n, "bw", size), 0) for n in names]
                        + [f"{CMPI_BW_TWO_SIDED:.0f}/{CMPI_BW_ONE_SIDED:.0f}"
                           " peak" if size == sizes[-1] else ""]
                        if "bw" in cfg.tests else []))
-    ct.print_table(headers, rows)
+    print_table(headers, rows)
     print(f"latency: one-way us (median of {a.batches} batch means); bw: "
           "MB/s (1e6 B/s). cMPI: published "
           "two-sided latency (about 12 us up to 16 KiB, Fig. 8) and peak "
@@ -242,13 +252,13 @@ def main(argv=None) -> int:
         rows = []
         for size in sizes:
             st = per.get(size)
-            rows.append([ct.fmt_size(size)]
-                        + [ct.fmt(per_msg(st, c)) for c in COUNTERS]
-                        + [ct.fmt(None if per_msg(st, "cost_ns") is None
+            rows.append([fmt_size(size)]
+                        + [fmt(per_msg(st, c)) for c in COUNTERS]
+                        + [fmt(None if per_msg(st, "cost_ns") is None
                                   else per_msg(st, "cost_ns") / 1000, 3),
-                           ct.fmt(val(label, test, size),
+                           fmt(val(label, test, size),
                                   2 if test == "latency" else 0)])
-        ct.print_table(headers, rows)
+        print_table(headers, rows)
         print("charged us: the model's waits of both ranks per message; a "
               "waiting rank's polls are charged too but overlap the "
               "sender's work, so this exceeds the one-way time's share")
@@ -277,8 +287,8 @@ def main(argv=None) -> int:
                     st = counts.get(test, {}).get(size) if name == label \
                         else None
                     w.writerow([test, name, size, f"{v:.6g}",
-                                ct.TESTS[test].unit]
-                               + [ct.fmt(per_msg(st, c), 4)
+                                TESTS[test].unit]
+                               + [fmt(per_msg(st, c), 4)
                                   for c in COUNTERS + ("cost_ns",)])
     print(f"CSV:   {csv_path}")
     png = plot(cfg.out_dir / "cxl_projection.png", label, names, sizes, val)
@@ -287,44 +297,34 @@ def main(argv=None) -> int:
 
 
 def plot(path: Path, label, names, sizes, val) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    colors = {label: "tab:red", "cxl": "tab:orange", "ofi-tcp": "tab:gray"}
+    # the modelled series takes cxl's look, the unmodelled one the next
+    looks = {label: "cxl", "cxl": "cxl-coherent", "ofi-tcp": "ofi-tcp"}
     # with one test only, its panel stays empty but for cMPI's lines
-    fig, (lat, bw) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (lat, bw) = ps.figure(2)
     for name in names:
         for ax, test, scale in ((lat, "latency", 1.0), (bw, "bw", 1e-3)):
             pts = [(s, val(name, test, s)) for s in sizes]
             pts = [(s, v * scale) for s, v in pts if v is not None]
             if pts:
-                ax.plot(*zip(*pts), marker="o", markersize=3,
-                        color=colors[name], label=name)
+                ps.line(ax, looks[name], *zip(*pts), label=name)
     small = [s for s in sizes if s <= CMPI_LATENCY_MAX_SIZE]
     if small:
-        lat.plot(small, [CMPI_LATENCY_US] * len(small), "k--",
-                 label="cMPI published (~12 us)")
+        lat.plot(small, [CMPI_LATENCY_US] * len(small), color=ps.REFERENCE,
+                 linestyle="--", label="cMPI published (~12 us)")
     lat.axhline(GOAL_8B_US, color="tab:green", linestyle=":",
                 label=f"goal at 8 B ({GOAL_8B_US:g} us)")
-    bw.axhline(CMPI_BW_TWO_SIDED / 1e3, color="k", linestyle="--",
+    bw.axhline(CMPI_BW_TWO_SIDED / 1e3, color=ps.REFERENCE, linestyle="--",
                label="cMPI two-sided peak (6.05 GB/s)")
-    bw.axhline(CMPI_BW_ONE_SIDED / 1e3, color="k", linestyle=":",
+    bw.axhline(CMPI_BW_ONE_SIDED / 1e3, color=ps.REFERENCE, linestyle=":",
                label="cMPI one-sided peak (8.6 GB/s)")
-    for ax, title, ylabel in ((lat, "Ping-pong latency", "one-way (us)"),
-                              (bw, "Bandwidth", "GB/s")):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{title}, 2 ranks, MPICH")
-        ax.grid(True, alpha=0.4)
-        ax.legend(fontsize=8)
-    lat.set_yscale("log")
-    bw.set_ylim(bottom=0)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    for ax, title, ylabel, log in ((lat, "Ping-pong latency", "one-way (us)",
+                                    True),
+                                   (bw, "Bandwidth", "GB/s", False)):
+        ps.size_axis(ax, max(sizes))
+        ps.value_axis(ax, log)
+        ps.finish(ax, f"{title}, 2 ranks, MPICH", "message size (bytes)",
+                  ylabel)
+    return ps.save(fig, path)
 
 
 if __name__ == "__main__":

@@ -17,35 +17,13 @@ static const char csv_header[] =
 
 int bench_csv_open(struct bench_results *r, const char *path)
 {
-	r->csv = fopen(path, "w");
-	if (!r->csv) {
-		fprintf(stderr,
-			"cxlbench: cannot create CSV file %s: %s; give "
-			"--csv a path in a writable directory\n",
-			path, strerror(errno));
-		return -1;
-	}
-	fputs(csv_header, r->csv);
-	return 0;
+	r->csv = tool_csv_open("cxlbench", path, csv_header);
+	return r->csv ? 0 : -1;
 }
 
 int bench_csv_close(struct bench_results *r, const char *path)
 {
-	int bad;
-
-	if (!r->csv)
-		return 0;
-	bad = ferror(r->csv);
-	bad |= fclose(r->csv) != 0;
-	r->csv = NULL;
-	if (bad) {
-		fprintf(stderr,
-			"cxlbench: writing CSV file %s failed: %s; "
-			"check the free space of its file system\n",
-			path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return tool_csv_close("cxlbench", &r->csv, path);
 }
 
 int bench_add(struct bench_results *r, const struct bench_result *res)

@@ -42,40 +42,20 @@ static void row_ops(const struct stream_row *x, int k, struct kops *o)
 
 int stream_csv_open(struct stream_rows *r, const char *path)
 {
-	r->csv = fopen(path, "w");
-	if (!r->csv) {
-		fprintf(stderr,
-			"cxlbench: cannot create CSV file %s: %s; give "
-			"--csv a path in a writable directory\n",
-			path, strerror(errno));
-		return -1;
-	}
-	fputs(csv_header, r->csv);
-	return 0;
+	r->csv = tool_csv_open("cxlbench", path, csv_header);
+	return r->csv ? 0 : -1;
 }
 
 static void csv_row(FILE *f, const struct stream_row *x, int k);
 
 int stream_csv_close(struct stream_rows *r, const char *path)
 {
-	int bad;
-
 	if (!r->csv)
 		return 0;
 	for (size_t i = 0; r->merge && i < r->n; i++)
 		for (int k = 0; k < K_N; k++)
 			csv_row(r->csv, &r->v[i], k);
-	bad = ferror(r->csv);
-	bad |= fclose(r->csv) != 0;
-	r->csv = NULL;
-	if (bad) {
-		fprintf(stderr,
-			"cxlbench: writing CSV file %s failed: %s; check the "
-			"free space of its file system\n",
-			path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return tool_csv_close("cxlbench", &r->csv, path);
 }
 
 static void csv_row(FILE *f, const struct stream_row *x, int k)

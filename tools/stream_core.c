@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "common/toolutil.h"
 #include "stream.h"
 
 const char *const stream_kname[K_N] = { "Copy", "Scale", "Add", "Triad" };
@@ -225,18 +226,6 @@ static bool check(const struct stream_job *j, FILE *out)
 
 /* ---- the run ----------------------------------------------------------- */
 
-static void ops_add(struct cxl_coh_counters *s,
-		    const struct cxl_coh_counters *a,
-		    const struct cxl_coh_counters *b)
-{
-	s->flush_lines += b->flush_lines - a->flush_lines;
-	s->inval_lines += b->inval_lines - a->inval_lines;
-	s->fences += b->fences - a->fences;
-	s->nt_stores += b->nt_stores - a->nt_stores;
-	s->nt_loads += b->nt_loads - a->nt_loads;
-	s->nt_lines += b->nt_lines - a->nt_lines;
-}
-
 void stream_run(const struct stream_job *j, struct stream_stats *st, FILE *out)
 {
 	double *a = j->a, *b = j->b, *c = j->c;
@@ -268,7 +257,7 @@ void stream_run(const struct stream_job *j, struct stream_stats *st, FILE *out)
 			cxl_coh_counters_get(&c1);
 			if (it == 0) /* STREAM excludes the first iteration */
 				continue;
-			ops_add(&st->ops[k], &c0, &c1);
+			tool_coh_add_delta(&st->ops[k], &c1, &c0);
 			st->avg_s[k] += t;
 			st->min_s[k] = t < st->min_s[k] ? t : st->min_s[k];
 			st->max_s[k] = t > st->max_s[k] ? t : st->max_s[k];

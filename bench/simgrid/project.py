@@ -43,8 +43,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))
 import costs  # noqa: E402
 import platforms as plat  # noqa: E402
+import plot_style as ps  # noqa: E402
 
 MPICC = REPO / ".venv" / "bin" / "mpicc"
 MPIEXEC = REPO / ".venv" / "bin" / "mpiexec"
@@ -226,19 +228,10 @@ def crossover(ranks: list[int], cxl: dict[int, float],
 
 def plot_projection(out_dir: Path, prog: Program, ranks: list[int],
                     series: dict[str, dict[int, float]]) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    style = {"ib-hdr": ("D", "tab:gray"), "cxl-cmpi": ("o", "tab:red"),
-             "tcp-cx6": ("X", "tab:brown"),
-             "cxl-seed002": ("v", "tab:orange")}
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = ps.figure()
     for name, pts in series.items():
         xs = [r for r in ranks if r in pts]
-        marker, color = style.get(name, ("s", "tab:blue"))
-        ax.plot(xs, [pts[r] for r in xs], marker=marker, color=color,
-                label=name)
+        ps.line(ax, name, xs, [pts[r] for r in xs])
     # crossovers of cxl-cmpi with each network: a dotted line between the
     # two rank counts where the faster platform changes
     for net in [n for n in series if not n.startswith("cxl-")]:
@@ -247,49 +240,31 @@ def plot_projection(out_dir: Path, prog: Program, ranks: list[int],
         for r0, r1 in zip(both, both[1:]):
             if (a[r0] < b[r0]) != (a[r1] < b[r1]):
                 ax.axvline(math.sqrt(r0 * r1), linestyle=":",
-                           color=style.get(net, ("", "black"))[1],
+                           color=ps.style(net).color,
                            label=f"crossover cxl-cmpi / {net}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_title(f"{prog.name}: {prog.what} (SMPI)")
-    ax.set_xlabel("ranks (one per host)")
-    ax.set_ylabel("time to solution (s)")
-    ax.grid(True, which="major", alpha=0.4)
-    ax.legend()
-    fig.tight_layout()
-    path = out_dir / f"projection_{prog.name}.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    ps.size_axis(ax, max(ranks))
+    ps.value_axis(ax, True)
+    ps.finish(ax, f"{prog.name}: {prog.what} (SMPI)", "ranks (one per host)",
+              "time to solution (s)")
+    return ps.save(fig, out_dir / f"projection_{prog.name}.png")
 
 
 def plot_check(out_dir: Path, rows: list[tuple[str, int, float | None,
                                                float | None]]) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    colors = ("tab:blue", "tab:green", "tab:purple")
+    fig, ax = ps.figure()
     for i, p in enumerate(PROGRAMS):
         mine = [(r, m, s) for n, r, m, s in rows
                 if n == p.name and m and s]
-        ax.plot([r for r, _, _ in mine], [m for _, m, _ in mine], "o-",
-                color=colors[i], label=f"{p.name} measured")
-        ax.plot([r for r, _, _ in mine], [s for _, _, s in mine], "x--",
-                color=colors[i], label=f"{p.name} SMPI")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_title("Model check: this machine, cxl provider (flush mode)")
-    ax.set_xlabel("ranks")
-    ax.set_ylabel("time (s)")
-    ax.grid(True, which="major", alpha=0.4)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out_dir / "model_check.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+        ps.line(ax, p.name, [r for r, _, _ in mine],
+                [m for _, m, _ in mine], label=f"{p.name} measured", index=i)
+        ps.line(ax, p.name, [r for r, _, _ in mine],
+                [s for _, _, s in mine], label=f"{p.name} SMPI", index=i,
+                marker="x", linestyle="--")
+    ps.size_axis(ax, max((r for _, r, _, _ in rows), default=1))
+    ps.value_axis(ax, True)
+    ps.finish(ax, "Model check: this machine, cxl provider (flush mode)",
+              "ranks", "time (s)")
+    return ps.save(fig, out_dir / "model_check.png")
 
 
 # ---- main -----------------------------------------------------------------

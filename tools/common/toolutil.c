@@ -108,3 +108,37 @@ double tool_median(double *v, unsigned n)
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+FILE *tool_csv_open(const char *prog, const char *path, const char *header)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr,
+			"%s: cannot create CSV file %s: %s; give --csv a path "
+			"in a writable directory\n",
+			prog, path, strerror(errno));
+		return NULL;
+	}
+	fputs(header, f);
+	return f;
+}
+
+int tool_csv_close(const char *prog, FILE **f, const char *path)
+{
+	int bad;
+
+	if (!*f)
+		return 0;
+	bad = ferror(*f);
+	bad |= fclose(*f) != 0;
+	*f = NULL;
+	if (bad) {
+		fprintf(stderr,
+			"%s: writing CSV file %s failed: %s; check the free "
+			"space of its file system\n",
+			prog, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

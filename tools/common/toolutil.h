@@ -4,7 +4,9 @@
 #define CXLMPI_TOOLUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
+#include "cxlshm/coherence.h"
 #include "cxlshm/pool.h"
 
 /*
@@ -38,5 +40,30 @@ int tool_usage_error(const char *prog, int c, const char *arg);
 
 /* Median of v[0..n), n > 0; sorts v. */
 double tool_median(double *v, unsigned n);
+
+/*
+ * Create the --csv file path and write header. Returns the file, or NULL
+ * after printing what to do.
+ */
+FILE *tool_csv_open(const char *prog, const char *path, const char *header);
+
+/*
+ * Close *f (nothing when NULL) and set it to NULL. Returns 0, or -1 after
+ * printing what to do when a write or the close failed.
+ */
+int tool_csv_close(const char *prog, FILE **f, const char *path);
+
+/* acc += after - before, counter by counter (inline: timed loops use it) */
+static inline void tool_coh_add_delta(struct cxl_coh_counters *acc,
+				      const struct cxl_coh_counters *after,
+				      const struct cxl_coh_counters *before)
+{
+	acc->flush_lines += after->flush_lines - before->flush_lines;
+	acc->inval_lines += after->inval_lines - before->inval_lines;
+	acc->fences += after->fences - before->fences;
+	acc->nt_stores += after->nt_stores - before->nt_stores;
+	acc->nt_loads += after->nt_loads - before->nt_loads;
+	acc->nt_lines += after->nt_lines - before->nt_lines;
+}
 
 #endif
