@@ -23,6 +23,7 @@
 #define COLL_MAGIC 0x4c4f4353434c5843ull /* "CXLSCOLL" */
 #define STREAM_MAX_BYTES (1ull << 30)	 /* largest message of a request */
 #define STREAM_MAX_SLOTS 16
+#define STREAM_MAX_SEGS (1u << 22) /* segments of a request's layout */
 
 enum sreq_kind {
 	SR_SEND,
@@ -110,6 +111,22 @@ struct coll {
 	struct beat_watch *watch; /* per rank, used by the progress thread */
 };
 
+/*
+ * The layout of a non-contiguous point-to-point buffer (stream_dtype.c):
+ * segment i is bytes [off, off + len) from the user's buffer, packed
+ * bytes [pos, pos + len) of the message; in type-map order, adjacent
+ * segments coalesced. seg == NULL: the data is contiguous.
+ */
+struct seg {
+	int64_t off;
+	uint64_t len, pos;
+};
+struct dlayout {
+	struct seg *seg;
+	uint64_t nseg;
+	uint8_t *bounce; /* sender: min(size, CHAN_CHUNK) bytes to gather in */
+};
+
 struct stream_queue;
 
 struct MPIS_Request_struct {
@@ -146,6 +163,15 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 void chan_close(struct chan *c);
 int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len);
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max);
+
+/* stream_dtype.c (dtype_gather, dtype_scatter: progress thread) */
+int dtype_layout(const void *buf, MPI_Count count, MPI_Datatype dt, bool sender,
+		 uint8_t **first, uint64_t *bytes, struct dlayout *dl);
+void dtype_free(struct dlayout *dl);
+void dtype_gather(const struct dlayout *dl, const uint8_t *buf, uint64_t pos,
+		  void *dst, uint64_t n);
+void dtype_scatter(const struct dlayout *dl, uint8_t *buf, uint64_t pos,
+		   const void *src, uint64_t n);
 
 /* stream_beat.c; stream_peer_dead: this thread's last failed wait was
  * on a peer found dead (for the queue's message) */
