@@ -132,8 +132,11 @@ struct stream_queue;
 struct MPIS_Request_struct {
 	int kind, state;
 	/* point to point */
-	uint8_t *buf; /* the first byte of the data (true lower bound) */
-	uint64_t bytes;
+	/* contiguous (lay.seg == NULL): buf is the first byte of the data;
+	 * else the user's buffer, the origin of the layout's offsets */
+	uint8_t *buf;
+	uint64_t bytes; /* the packed size */
+	struct dlayout lay;
 	int peer, tag;
 	MPI_Comm comm;
 	MPI_Request hs; /* the handshake message, while in flight */
@@ -161,8 +164,10 @@ int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d);
 int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	      int peer);
 void chan_close(struct chan *c);
-int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len);
-int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max);
+int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
+	      const struct dlayout *dl);
+int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
+	      const struct dlayout *dl);
 
 /* stream_dtype.c (dtype_gather, dtype_scatter: progress thread) */
 int dtype_layout(const void *buf, MPI_Count count, MPI_Datatype dt, bool sender,

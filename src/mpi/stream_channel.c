@@ -226,8 +226,54 @@ static uint64_t flag_word(uint64_t k, uint64_t len)
 	return (k & 0xffffffffu) << 32 | len;
 }
 
-/* Sender, message k: wait for the slot, copy, write back, then the flag. */
-int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
+/*
+ * Sender: packed bytes [pos, pos + n) of the message into the slot at
+ * dst, written back (cxl_copy_to_pool). A non-contiguous buffer is first
+ * gathered into the request's bounce buffer (n <= CHAN_CHUNK), so that
+ * the pool sees the same single cxl_copy_to_pool as a contiguous one:
+ * each line written once, streamed from 4 KiB on. A cxl_copy_to_pool per
+ * segment writes a line back once per segment in it and streams nothing
+ * but segments of 4 KiB or more. Measured for 64 KiB in blocks of 8, 64
+ * and 512 B (stride 2 blocks), per segment against bounce: flush mode
+ * 1748/208/31 us against 10/6/5 us (8192/1024/1024 lines written back
+ * against 1024 streamed); emulated 141/18/12 against 19/15/13 us. The
+ * coherent mode copied 64 B blocks and larger faster per segment (2.5
+ * against 5.8 us: no streaming), but the bounce keeps its streamed lines,
+ * which the reader loads faster; one path for every mode is simpler.
+ */
+static void copy_in(cxl_pool *p, uint8_t *dst, const uint8_t *src, uint64_t pos,
+		    uint64_t n, const struct dlayout *dl)
+{
+	if (dl->seg) {
+		dtype_gather(dl, src, pos, dl->bounce, n);
+		cxl_copy_to_pool(p, dst, dl->bounce, n);
+	} else {
+		cxl_copy_to_pool(p, dst, src + pos, n);
+	}
+}
+
+/*
+ * Receiver: packed bytes [pos, pos + n) of the message from the slot at
+ * src into the buffer. cxl_copy_from_pool is an invalidation of the
+ * lines and a copy: for a non-contiguous buffer the same invalidation,
+ * then the copy is a scatter straight out of the slot, with no bounce.
+ */
+static void copy_out(cxl_pool *p, uint8_t *dst, const uint8_t *src,
+		     uint64_t pos, uint64_t n, const struct dlayout *dl)
+{
+	if (dl->seg) {
+		/* read the sender's data from the pool, not stale lines */
+		cxl_inval(p, src, n);
+		dtype_scatter(dl, dst, pos, src, n);
+	} else {
+		cxl_copy_from_pool(p, dst + pos, src, n);
+	}
+}
+
+/* Sender, message k: wait for the slot, copy, write back, then the flag.
+ * src and dl: the request's buffer and layout (stream.h). */
+int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
+	      const struct dlayout *dl)
 {
 	cxl_pool *p = c->obj.pool;
 	uint64_t *hdr = slot_hdr(c, k), *consumed;
@@ -257,8 +303,7 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 	for (uint64_t off = 0; len > CHAN_CHUNK && off < len;) {
 		uint64_t n = len - off < CHAN_CHUNK ? len - off : CHAN_CHUNK;
 
-		cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE + off,
-				 (const uint8_t *)src + off, n);
+		copy_in(p, (uint8_t *)hdr + CXL_LINE + off, src, off, n, dl);
 		off += n;
 		/* the chunk is in the pool before its announcement */
 		cxl_wfence(p);
@@ -272,11 +317,14 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 		 * would also write stale flag words */
 		uint64_t w[CHAN_INLINE / 8] = { 0 };
 
-		memcpy(w, src, len);
+		if (dl->seg)
+			dtype_gather(dl, src, 0, w, len);
+		else
+			memcpy(w, src, len);
 		for (uint64_t i = 0; i < (len + 7) / 8; i++)
 			cxl_nt_store64(p, &hdr[CHAN_INLINE_OFF / 8 + i], w[i]);
 	} else if (len <= CHAN_CHUNK) {
-		cxl_copy_to_pool(p, (uint8_t *)hdr + CXL_LINE, src, len);
+		copy_in(p, (uint8_t *)hdr + CXL_LINE, src, 0, len, dl);
 	}
 	/* the data is in the pool before the flag */
 	cxl_wfence(p);
@@ -286,8 +334,10 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len)
 	return MPI_SUCCESS;
 }
 
-/* Receiver, message k: wait for the flag, copy out, give the credit. */
-int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
+/* Receiver, message k: wait for the flag, copy out, give the credit.
+ * dst and dl: the request's buffer and layout; max: its packed size. */
+int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
+	      const struct dlayout *dl)
 {
 	cxl_pool *p = c->obj.pool;
 	uint64_t *hdr = slot_hdr(c, k), w, len, got = 0;
@@ -312,8 +362,7 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
 				if (r > max || r > c->cap || r % CXL_LINE)
 					return MPI_ERR_OTHER;
 				/* invalidate and copy the chunks */
-				cxl_copy_from_pool(p, (uint8_t *)dst + got,
-						   data + got, r - got);
+				copy_out(p, dst, data + got, got, r - got, dl);
 				got = r;
 				spins = 0;
 				continue;
@@ -328,14 +377,19 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max)
 		return MPI_ERR_TRUNCATE;
 	if (got > len)
 		return MPI_ERR_OTHER;
-	if (len <= CHAN_INLINE)
+	if (len <= CHAN_INLINE) {
 		/* in the flag's line, which the uncached load of the flag
 		 * just brought in from the pool: no invalidation */
-		memcpy(dst, (uint8_t *)hdr + CHAN_INLINE_OFF, len);
-	else
+		const uint8_t *in = (uint8_t *)hdr + CHAN_INLINE_OFF;
+
+		if (dl->seg)
+			dtype_scatter(dl, dst, 0, in, len);
+		else
+			memcpy(dst, in, len);
+	} else {
 		/* invalidate and copy the rest of what the flag published */
-		cxl_copy_from_pool(p, (uint8_t *)dst + got, data + got,
-				   len - got);
+		copy_out(p, dst, data + got, got, len - got, dl);
+	}
 	/* the loads above precede this store (x86 keeps stores after
 	 * earlier loads): the sender may reuse the slot after it. No fence
 	 * here, off the critical path: the next cxl_wfence of this thread

@@ -150,7 +150,8 @@ static void run(struct stream_queue *q, struct op *o)
 		if (atomic_load(&q->err))
 			break;
 		if (o->r->kind == SR_SEND && o->r->has_chan)
-			rc = chan_send(&o->r->ch, o->k, o->r->buf, o->r->bytes);
+			rc = chan_send(&o->r->ch, o->k, o->r->buf, o->r->bytes,
+				       &o->r->lay);
 		else if (o->r->has_coll)
 			coll_start(o->r, o->k);
 		break;
@@ -161,7 +162,8 @@ static void run(struct stream_queue *q, struct op *o)
 			if (!rc && !atomic_load(&q->err)) {
 				if (r->kind == SR_RECV && r->has_chan)
 					rc = chan_recv(&r->ch, o->set[i].k,
-						       r->buf, r->bytes);
+						       r->buf, r->bytes,
+						       &r->lay);
 				else if (r->has_coll)
 					rc = coll_finish(r, o->set[i].k);
 			}

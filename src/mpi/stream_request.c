@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPIS_Request: creation (persistent send, receive, barrier, allreduce),
- * waiting for an MPIS_Imatch request, and freeing. Data must be
- * contiguous (the progress thread copies bytes; it makes no MPI call).
+ * waiting for an MPIS_Imatch request, and freeing. Point-to-point data
+ * may have any datatype: its layout is computed here (stream_dtype.c),
+ * so that the progress thread copies bytes and makes no MPI call.
+ * Collective data must be contiguous.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,8 @@ void MPIS_Hello_world(void)
 }
 
 /* Bytes of count elements of a contiguous datatype, and the offset of
- * the first byte; MPIS_UNSUPPORTED_BEHAVIOR if it is not contiguous. */
+ * the first byte; MPIS_UNSUPPORTED_BEHAVIOR if it is not contiguous
+ * (collectives: the reduction works on the buffer in place). */
 static int contiguous(MPI_Count count, MPI_Datatype dt, uint64_t *bytes,
 		      MPI_Count *lb)
 {
@@ -31,7 +34,7 @@ static int contiguous(MPI_Count count, MPI_Datatype dt, uint64_t *bytes,
 	PMPI_Type_get_extent_x(dt, &xlb, &xext);
 	if (size != text || (count > 1 && size != xext))
 		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
-				   "stream requests need a contiguous "
+				   "stream collectives need a contiguous "
 				   "datatype; pack the data first");
 	if (size && (uint64_t)count > STREAM_MAX_BYTES / (uint64_t)size)
 		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
@@ -47,7 +50,8 @@ static int p2p_init(int kind, const void *buf, MPI_Count count, MPI_Datatype dt,
 		    int peer, int tag, MPI_Comm comm, MPIS_Request *req)
 {
 	MPIS_Request r;
-	MPI_Count lb = 0;
+	struct dlayout lay;
+	uint8_t *first = NULL;
 	uint64_t bytes = 0;
 	int rc;
 
@@ -60,16 +64,20 @@ static int p2p_init(int kind, const void *buf, MPI_Count count, MPI_Datatype dt,
 				   "stream receives are matched once with one "
 				   "sender: give a source rank and a tag, not "
 				   "MPI_ANY_SOURCE/MPI_ANY_TAG");
-	rc = contiguous(count, dt, &bytes, &lb);
+	rc = dtype_layout(buf, count, dt, kind == SR_SEND, &first, &bytes,
+			  &lay);
 	if (rc)
 		return rc;
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r) {
+		dtype_free(&lay);
 		return MPI_ERR_NO_MEM;
+	}
 	r->kind = kind;
 	r->state = SR_UNMATCHED;
-	r->buf = (uint8_t *)buf + lb;
+	r->buf = first;
 	r->bytes = bytes;
+	r->lay = lay;
 	r->peer = peer;
 	r->tag = tag;
 	r->comm = comm;
@@ -227,6 +235,7 @@ int MPIS_Request_free(MPIS_Request *req)
 		chan_close(&r->ch);
 	if (r->has_coll)
 		coll_close(&r->co);
+	dtype_free(&r->lay);
 	free(r);
 	*req = MPIS_REQUEST_NULL;
 	return MPIS_SUCCESS;
