@@ -155,6 +155,9 @@ struct MPIS_Request_struct {
 	uint64_t seq; /* operations started so far */
 	/* enqueued operations the progress thread has not finished */
 	atomic_uint_fast64_t inflight;
+	/* the last round (start k and its wait) a progress thread retired:
+	 * round k + 1, restarted on another queue, runs only after it */
+	atomic_uint_fast64_t retired;
 	/* SR_MATCH: the request being matched */
 	struct MPIS_Request_struct *target;
 };

@@ -147,6 +147,17 @@ static void run(struct stream_queue *q, struct op *o)
 
 	switch (o->type) {
 	case OP_START:
+		/* A request moved to this queue after its wait was enqueued
+		 * on another: its previous round may still run there, on the
+		 * same channel. Wait until that queue retires it (within one
+		 * queue it is already retired: one load). No cycle: the
+		 * round was enqueued earlier, on a queue that runs in order. */
+		for (unsigned spins = 0;
+		     atomic_load_explicit(&o->r->retired,
+					  memory_order_acquire) +
+			     1 <
+		     o->k;)
+			stream_spin(&spins);
 		if (atomic_load(&q->err))
 			break;
 		if (o->r->kind == SR_SEND && o->r->has_chan)
@@ -167,6 +178,10 @@ static void run(struct stream_queue *q, struct op *o)
 				else if (r->has_coll)
 					rc = coll_finish(r, o->set[i].k);
 			}
+			/* round k is done with the channel (also on error):
+			 * release its effects to a later round's queue */
+			atomic_store_explicit(&r->retired, o->set[i].k,
+					      memory_order_release);
 			atomic_fetch_sub(&r->inflight, 1);
 		}
 		free(o->set);

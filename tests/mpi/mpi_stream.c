@@ -202,6 +202,43 @@ static void test_flow(MPIS_Queue q)
 	MPIS_Request_free(&r);
 }
 
+/* 3b. a request that moves between two queues, round after round, with
+ * no host wait in between: each round runs after the previous one */
+#define REQUEUE 200
+static void test_requeue(MPIS_Queue q)
+{
+	MPIS_Request r = MPIS_REQUEST_NULL;
+	MPIS_Queue q2 = MPIS_QUEUE_NULL;
+	static int v;
+
+	if (rank > 1)
+		return;
+	v = rank == 0 ? 7 : 0;
+	if (rank == 0)
+		MPIS_Send_init(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD,
+			       MPI_INFO_NULL, &r);
+	else
+		MPIS_Recv_init(&v, 1, MPI_INT, 0, 5, MPI_COMM_WORLD,
+			       MPI_INFO_NULL, &r);
+	check(MPIS_Match(&r, MPI_STATUS_IGNORE) == MPIS_SUCCESS,
+	      "requeue match", 0, 0);
+	check(MPIS_Queue_init(&q2, THREAD, NULL) == MPIS_SUCCESS,
+	      "requeue queue", 0, 0);
+	for (int i = 0; i < REQUEUE; i++) {
+		MPIS_Queue on = i % 2 ? q2 : q;
+
+		check(MPIS_Enqueue_start(on, &r) == MPIS_SUCCESS,
+		      "requeue start", i, 0);
+		check(MPIS_Enqueue_waitall(on) == MPIS_SUCCESS,
+		      "requeue waitall", i, 0);
+	}
+	check(MPIS_Queue_wait(q) == MPIS_SUCCESS, "requeue wait", 0, 0);
+	check(MPIS_Queue_wait(q2) == MPIS_SUCCESS, "requeue wait 2", 0, 0);
+	check(v == 7, "requeue value", v, 7);
+	check(MPIS_Queue_free(&q2) == MPIS_SUCCESS, "requeue free", 0, 0);
+	MPIS_Request_free(&r);
+}
+
 /* 4. Imatch, Is_matched, Wait; Queue_match; MPI_PROC_NULL */
 static void test_imatch(MPIS_Queue q)
 {
@@ -473,6 +510,7 @@ int main(int argc, char **argv)
 	test_order(q);
 	test_sizes(q);
 	test_flow(q);
+	test_requeue(q);
 	test_imatch(q);
 	test_coll(q);
 	test_errors(q);
