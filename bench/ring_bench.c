@@ -174,7 +174,7 @@ int main(int argc, char **argv)
 
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc == 1 ? 0 : 2;
-	set_signals(on_signal);
+	tool_catch_signals(on_signal);
 	bx.pl = a.quick ? &quick_plan : &full_plan;
 	if (setup_opts(&a, &bx.opts) ||
 	    (a.csv &&

@@ -92,7 +92,6 @@ struct ctx {
 extern volatile sig_atomic_t interrupted; /* the signal that stops the run */
 
 /* ring_hosts.c: the two hosts */
-void set_signals(void (*fn)(int));
 void on_signal(int sig);
 const char *lib_msg(int rc);
 int __attribute__((format(printf, 2, 3))) fail(const struct ctx *c,

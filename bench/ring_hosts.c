@@ -24,19 +24,6 @@ void on_signal(int sig)
 	interrupted = sig;
 }
 
-void set_signals(void (*fn)(int))
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = fn;
-	sa.sa_flags = SA_RESETHAND; /* a second signal kills at once */
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-}
-
 const char *lib_msg(int rc)
 {
 	const char *msg = cxl_errmsg();
@@ -278,7 +265,7 @@ int run_mode(struct bench *bx, struct mode_run *mr)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(1);
-		set_signals(SIG_DFL);
+		tool_catch_signals(SIG_DFL);
 		close(fds[0]);
 		_exit(child_main(bx, mr->mode, fds[1]) ? 1 : 0);
 	}

@@ -125,19 +125,6 @@ static void on_signal(int sig)
 	bench_interrupted = sig;
 }
 
-static void catch_signals(void)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND; /* a second signal kills at once */
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-}
-
 /* Report a failed libcxlshm call: its message names the cause and fix. */
 static void lib_err(const char *what, int rc)
 {
@@ -572,20 +559,20 @@ int main(int argc, char **argv)
 	int rc, done, status = 1;
 
 	if (argc > 1 && !strcmp(argv[1], "stream")) {
-		catch_signals();
+		tool_catch_signals(on_signal);
 		return cxlbench_stream_main(argc - 1, argv + 1);
 	}
 	if (argc > 1 && !strcmp(argv[1], "loaded")) {
-		catch_signals();
+		tool_catch_signals(on_signal);
 		return cxlbench_loaded_main(argc - 1, argv + 1);
 	}
 	if (argc > 1 && !strcmp(argv[1], "pmem")) {
-		catch_signals();
+		tool_catch_signals(on_signal);
 		return cxlbench_pmem_main(argc - 1, argv + 1);
 	}
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc == 1 ? 0 : 2;
-	catch_signals();
+	tool_catch_signals(on_signal);
 	if (setup_opts(&a, &bx.opts))
 		goto out;
 	bx.plan = a.quick ? quick_plan : full_plan;

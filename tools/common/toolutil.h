@@ -38,6 +38,10 @@ int tool_pool_opts(const char *prog, const char *pool_arg,
  */
 int tool_usage_error(const char *prog, int c, const char *arg);
 
+/* fn handles SIGINT, SIGTERM and SIGHUP once (a second one kills at
+ * once); SIG_DFL restores the defaults. */
+void tool_catch_signals(void (*fn)(int));
+
 /* Median of v[0..n), n > 0; sorts v. */
 double tool_median(double *v, unsigned n);
 
