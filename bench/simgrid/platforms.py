@@ -52,8 +52,9 @@ class Platform:
     name: str
     xml: str
     hostnames: tuple[str, ...]  # rank r runs on hostnames[r % len]
-    send_s: float               # CPU time per message, sender (smpi/os)
-    recv_s: float               # CPU time per message, receiver (smpi/or)
+    send_s: float               # CPU time per message, sender
+    recv_s: float               # CPU time per message, receiver
+    # (both charged to the sender: smpi_options)
     note: str
 
     def hostfile(self, ranks: int) -> str:
@@ -69,13 +70,37 @@ class Platform:
             # the programs charge their compute themselves (APP_COMPUTE
             # in bench/simgrid/apps/app.h): nothing else is timed
             "--cfg=smpi/simulate-computation:no",
-            "--cfg=smpi/os:0:%.9g:0" % self.send_s,
-            "--cfg=smpi/or:0:%.9g:0" % self.recv_s,
+            # the per-message CPU time, sender's and receiver's, all
+            # charged to the sender (smpi/ois for MPI_Isend and the
+            # sends inside collectives, smpi/os for MPI_Send): SMPI
+            # 3.32 charges smpi/or only for messages from a detached
+            # (eager) send, and detached sends are off (below). The
+            # exchanges timed here are symmetric (each rank sends as
+            # many messages as it receives per step) and one message
+            # still costs os + wire; against the split, detached model
+            # at 64 ranks: -0.5 to +0.7 % (docs/projection.md).
+            "--cfg=smpi/os:0:%.9g:0" % (self.send_s + self.recv_s),
+            "--cfg=smpi/ois:0:%.9g:0" % (self.send_s + self.recv_s),
+            "--cfg=smpi/or:0:0:0",
             "--cfg=smpi/bw-factor:0:1",
             "--cfg=smpi/lat-factor:0:1",
             "--cfg=network/TCP-gamma:0",
             # MPICH's collective algorithms: the real runs use MPICH
             "--cfg=smpi/coll-selector:mpich",
+            # ... but named for the small allreduce and reduce: SMPI's
+            # mpich selector sends every commutative one through its
+            # SMP-aware two-level variant, which first builds per-host
+            # communicators with a ring allgather (N^2 messages: 56 s of
+            # CPU at 1024 ranks, once). With one rank per host, what is
+            # left is what MPICH picks for a flat communicator and
+            # <= 2048 B, the only sizes these programs reduce.
+            "--cfg=smpi/allreduce:rdb",
+            "--cfg=smpi/reduce:binomial",
+            # no detached (eager) sends: SMPI 3.32 removes each finished
+            # detached comm from a std::list, linearly (in
+            # CommImpl::finish); at 2048 ranks this took 85 % of the
+            # CPU (2.9 s per halo sweep against 0.43 s without)
+            "--cfg=smpi/send-is-detached-thresh:0",
         ]
 
 
