@@ -25,7 +25,8 @@ each (per-message CPU overheads, no hidden SMPI correction factors).
 
 Every platform charges the same MPI software time per message (measured
 here through MPICH over the cxl provider on a coherent pool, where the
-pool costs nothing), half on each side.
+pool costs nothing), all of it and the device time on the sender
+(smpi_options says why).
 
   .venv/bin/python bench/simgrid/platforms.py cxl-cmpi --hosts 64 --sw-us 1.2 -o p.xml
 """
@@ -182,7 +183,7 @@ def machine(latency_s: float, bw: float, cores: int = 2) -> Platform:
            '  </zone>\n'
            '</platform>\n')
     note = (f"1 host, {cores} cores, pool link {bw / 1e9:.3g} GB/s shared, "
-            f"{latency_s * 1e6:.3f} us per message (CPU, half per side)")
+            f"{latency_s * 1e6:.3f} us per message (CPU, on the sender)")
     return Platform("machine", xml, ("machine",), latency_s / 2,
                     latency_s / 2, note)
 

@@ -367,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # model check
         check_rows = []
+        load = os.getloadavg()[0]
         for p in PROGRAMS:
             for r in CHECK_RANKS:
                 log(f"model check: {p.name}, {r} ranks")
@@ -399,7 +400,11 @@ def main(argv: list[str] | None = None) -> int:
               f"cores ({cores}) within {GOAL * 100:.0f}% (the goal); "
               "points with more ranks than cores are not judged: their "
               "ranks busy-poll on shared cores and wait for time slices, "
-              "which SMPI does not model\n")
+              "which SMPI does not model")
+        print(f"load average before the real runs: {load:.1f} on {cores} "
+              "cores" + (": other processes compete for the cores, and the "
+                         "judged points measure them too" if load >= 1
+                         else "") + "\n")
         with (out_dir / "model_check.csv").open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["program", "ranks", "measured_s", "smpi_s",
