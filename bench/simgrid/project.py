@@ -19,7 +19,7 @@
    presets of bench/simgrid/costs.py), on an InfiniBand HDR fat tree and
    on TCP over 100 GbE (the network cMPI compared with),
    from 2 ranks up; time to solution per rank count, the crossover
-   points, and a check of the partitioned device model against the
+   points, and a check of the shared device model against the
    shared one where both run.
 
 Writes DIR/projection.csv, DIR/model_check.csv, DIR/projection_<prog>.png
@@ -84,7 +84,7 @@ PROGRAMS = (
             "64 MiB transposed, 20 times (MPI_Alltoall)"),
 )
 CHECK_RANKS = (2, 4, 8)
-DEVICE_MODEL = "partitioned"  # see platforms.py; compared with "shared"
+DEVICE_MODEL = "shared"  # see platforms.py; compared with "partitioned"
 
 
 def log(msg: str) -> None:
@@ -475,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
                     if t is not None:
                         results.setdefault((p.name, name), {})[r] = \
                             t * scale
-        # the partitioned device against the shared one
+        # the shared device (the curves) against the partitioned one
         share_ranks = [r for r in ((16,) if quick else (16, 64))
                        if r <= max_ranks]
         share_rows = []
@@ -484,10 +484,10 @@ def main(argv: list[str] | None = None) -> int:
             for r in share_ranks:
                 log(f"sharing check: {p.name}, {r} ranks")
                 t = sim_run(exes["sim"][p.name], p,
-                            plat.build("cxl-cmpi", r, sw, "shared"), r,
-                            args, work, compute.get(p.name))
-                part = results.get((p.name, "cxl-cmpi"), {}).get(r)
-                full = t * p.iters / p.sim_iters if t else None
+                            plat.build("cxl-cmpi", r, sw, "partitioned"),
+                            r, args, work, compute.get(p.name))
+                part = t * p.iters / p.sim_iters if t else None
+                full = results.get((p.name, "cxl-cmpi"), {}).get(r)
                 share_rows.append([p.name, str(r), fmt(full), fmt(part),
                                    f"{(part / full - 1) * 100:+.1f}%"
                                    if full and part else "-"])
@@ -516,8 +516,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"crossover {cx} vs {net}: " + crossover(
                         ranks, series[cx], series[net], net))
             print(f"plot:  {plot_projection(out_dir, p, ranks, series)}\n")
-        print("== device sharing: one shared device link (max-min) vs "
-              "the partitioned model used above, cxl-cmpi, s")
+        print("== device sharing: one shared device link (max-min, used "
+              "above) vs the partitioned model, cxl-cmpi, s")
         print_table(["program", "ranks", "shared", "partitioned",
                      "difference"], share_rows)
         print("== cost of the projection runs per rank count (all "
