@@ -8,14 +8,14 @@ each (per-message CPU overheads, no hidden SMPI correction factors).
                 (device_bw / 2: a two-sided message crosses it twice,
                 written by the sender, read by the receiver) are shared
                 resources; per-message device costs are CPU time.
-                sharing "shared": the device is one SimGrid link that all
-                flows share (max-min fairness; the simulator's cost grows
-                with the square of the concurrent flows, so it is used up
-                to a few hundred ranks); "partitioned": each host gets its
-                fair share of the device, device_bw / 2 / N each way, as
-                the shared link gives when all hosts communicate at once
-                (the phases of the programs here); project.py compares
-                the two where both run.
+                sharing "shared" (project.py's curves): the device is
+                one SimGrid link that all flows share (max-min fairness);
+                "partitioned": each host gets its fair share of the
+                device, device_bw / 2 / N each way, as the shared link
+                gives when all hosts communicate at once; project.py
+                compares the two at 16 and 64 ranks. With the options of
+                smpi_options the shared one is the cheaper to simulate
+                (halo3d, 4096 ranks, 2 sweeps: 6 s of CPU against 49 s).
   ib-hdr        N hosts on a 2-level InfiniBand HDR fat tree (32 hosts per
                 leaf, 32 spines, full bisection), every link full duplex.
   tcp-cx6       the same tree with TCP over 100 GbE (cMPI's comparison).
@@ -25,7 +25,8 @@ each (per-message CPU overheads, no hidden SMPI correction factors).
 
 Every platform charges the same MPI software time per message (measured
 here through MPICH over the cxl provider on a coherent pool, where the
-pool costs nothing), half on each side.
+pool costs nothing), all of it and the device time on the sender
+(smpi_options says why).
 
   .venv/bin/python bench/simgrid/platforms.py cxl-cmpi --hosts 64 --sw-us 1.2 -o p.xml
 """
@@ -52,8 +53,9 @@ class Platform:
     name: str
     xml: str
     hostnames: tuple[str, ...]  # rank r runs on hostnames[r % len]
-    send_s: float               # CPU time per message, sender (smpi/os)
-    recv_s: float               # CPU time per message, receiver (smpi/or)
+    send_s: float               # CPU time per message, sender
+    recv_s: float               # CPU time per message, receiver
+    # (both charged to the sender: smpi_options)
     note: str
 
     def hostfile(self, ranks: int) -> str:
@@ -69,13 +71,37 @@ class Platform:
             # the programs charge their compute themselves (APP_COMPUTE
             # in bench/simgrid/apps/app.h): nothing else is timed
             "--cfg=smpi/simulate-computation:no",
-            "--cfg=smpi/os:0:%.9g:0" % self.send_s,
-            "--cfg=smpi/or:0:%.9g:0" % self.recv_s,
+            # the per-message CPU time, sender's and receiver's, all
+            # charged to the sender (smpi/ois for MPI_Isend and the
+            # sends inside collectives, smpi/os for MPI_Send): SMPI
+            # 3.32 charges smpi/or only for messages from a detached
+            # (eager) send, and detached sends are off (below). The
+            # exchanges timed here are symmetric (each rank sends as
+            # many messages as it receives per step) and one message
+            # still costs os + wire; against the split, detached model
+            # at 64 ranks: -0.5 to +0.7 % (docs/projection.md).
+            "--cfg=smpi/os:0:%.9g:0" % (self.send_s + self.recv_s),
+            "--cfg=smpi/ois:0:%.9g:0" % (self.send_s + self.recv_s),
+            "--cfg=smpi/or:0:0:0",
             "--cfg=smpi/bw-factor:0:1",
             "--cfg=smpi/lat-factor:0:1",
             "--cfg=network/TCP-gamma:0",
             # MPICH's collective algorithms: the real runs use MPICH
             "--cfg=smpi/coll-selector:mpich",
+            # ... but named for the small allreduce and reduce: SMPI's
+            # mpich selector sends every commutative one through its
+            # SMP-aware two-level variant, which first builds per-host
+            # communicators with a ring allgather (N^2 messages: 56 s of
+            # CPU at 1024 ranks, once). With one rank per host, what is
+            # left is what MPICH picks for a flat communicator and
+            # <= 2048 B, the only sizes these programs reduce.
+            "--cfg=smpi/allreduce:rdb",
+            "--cfg=smpi/reduce:binomial",
+            # no detached (eager) sends: SMPI 3.32 removes each finished
+            # detached comm from a std::list, linearly (in
+            # CommImpl::finish); at 2048 ranks this took 85 % of the
+            # CPU (2.9 s per halo sweep against 0.43 s without)
+            "--cfg=smpi/send-is-detached-thresh:0",
         ]
 
 
@@ -157,7 +183,7 @@ def machine(latency_s: float, bw: float, cores: int = 2) -> Platform:
            '  </zone>\n'
            '</platform>\n')
     note = (f"1 host, {cores} cores, pool link {bw / 1e9:.3g} GB/s shared, "
-            f"{latency_s * 1e6:.3f} us per message (CPU, half per side)")
+            f"{latency_s * 1e6:.3f} us per message (CPU, on the sender)")
     return Platform("machine", xml, ("machine",), latency_s / 2,
                     latency_s / 2, note)
 
