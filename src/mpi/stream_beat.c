@@ -28,6 +28,10 @@
 #define TIMEOUT_MS_DEFAULT 10000
 #define TIMEOUT_MS_MAX 86400000L
 
+/* life_mu: one get or put at a time, so that a get cannot start a new
+ * thread while a put still joins the old one. beat_mu: the thread's
+ * sleep, and beat_stop. */
+static pthread_mutex_t life_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t beat_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t beat_cv = PTHREAD_COND_INITIALIZER;
 static unsigned beat_refs;
@@ -104,7 +108,7 @@ int beat_get(char name[STREAM_BEAT_NAME])
 		return MPIS_NOT_READY;
 	if (peer_timeout() < 0)
 		return MPI_ERR_ARG;
-	pthread_mutex_lock(&beat_mu);
+	pthread_mutex_lock(&life_mu);
 	if (!beat_refs) {
 		stream_obj_name(beat_name, sizeof(beat_name), "beat");
 		if (cxl_obj_create(p, beat_name, CXL_LINE, CXL_OBJ_ZERO,
@@ -130,26 +134,23 @@ int beat_get(char name[STREAM_BEAT_NAME])
 		beat_refs++;
 		memcpy(name, beat_name, STREAM_BEAT_NAME);
 	}
-	pthread_mutex_unlock(&beat_mu);
+	pthread_mutex_unlock(&life_mu);
 	return rc;
 }
 
 void beat_put(void)
 {
-	bool join = false;
-
-	pthread_mutex_lock(&beat_mu);
+	pthread_mutex_lock(&life_mu);
 	if (beat_refs && !--beat_refs) {
+		pthread_mutex_lock(&beat_mu);
 		beat_stop = true;
 		pthread_cond_signal(&beat_cv);
-		join = true;
+		pthread_mutex_unlock(&beat_mu);
+		pthread_join(beat_thread, NULL);
+		cxl_obj_close(&beat_obj);
+		cxl_obj_destroy(stream_pool(), beat_name);
 	}
-	pthread_mutex_unlock(&beat_mu);
-	if (!join)
-		return;
-	pthread_join(beat_thread, NULL);
-	cxl_obj_close(&beat_obj);
-	cxl_obj_destroy(stream_pool(), beat_name);
+	pthread_mutex_unlock(&life_mu);
 }
 
 bool beat_name_ok(const char *name)
