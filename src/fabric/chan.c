@@ -205,6 +205,17 @@ void cxlfi_chan_unpublish(struct cxlfi_ep *ep)
 		}
 		free(pe);
 	}
+	/* channels to us that a closed sender kept named for us
+	 * (close_channel) and that we hold no longer, or never attached:
+	 * nobody holds them open (a live sender does), so unlink them */
+	for (size_t j = 0; ep->self.pool && j < cxlfi_params.max_eps; j++) {
+		struct cxl_obj_stat st;
+
+		snprintf(name, sizeof(name), "cxlfi.ch.%zu.%u", j, ep->index);
+		if (cxl_obj_stat(pool, name, &st) == CXL_OK && !st.unlinked &&
+		    st.refcnt == 0)
+			cxl_obj_destroy(pool, name);
+	}
 	cxlfi_rx_free_all(ep);
 	free(ep->peers);
 	free(ep->tx_scratch);
