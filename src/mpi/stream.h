@@ -187,6 +187,12 @@ extern _Thread_local bool stream_peer_dead;
 int beat_get(char name[STREAM_BEAT_NAME]);
 void beat_put(void);
 bool beat_name_ok(const char *name);
+/* beat_get, then our heartbeat's name NT-stored into words[0..5] and
+ * fenced; beat_read_name: a peer's, read from there after cxl_inval
+ * (false if it is not a valid name yet) */
+int beat_publish(cxl_pool *p, uint64_t *words);
+bool beat_read_name(cxl_pool *p, const uint64_t *words,
+		    char name[STREAM_BEAT_NAME]);
 int watch_peer(struct beat_watch *w, const char *name, int rank,
 	       const char *what);
 void watch_close(struct beat_watch *w);

@@ -153,6 +153,31 @@ void beat_put(void)
 	pthread_mutex_unlock(&life_mu);
 }
 
+int beat_publish(cxl_pool *p, uint64_t *words)
+{
+	uint64_t w[STREAM_BEAT_NAME / 8];
+	int rc = beat_get((char *)w);
+
+	if (rc)
+		return rc;
+	/* word by word with NT stores: the line may hold a word that
+	 * another thread of ours NT-stores too (a flag), and our cached
+	 * copy of it may be stale; never a write-back of the line */
+	for (unsigned i = 0; i < STREAM_BEAT_NAME / 8; i++)
+		cxl_nt_store64(p, &words[i], w[i]);
+	cxl_wfence(p);
+	return MPIS_SUCCESS;
+}
+
+bool beat_read_name(cxl_pool *p, const uint64_t *words,
+		    char name[STREAM_BEAT_NAME])
+{
+	/* what the peer NT-stored, not a stale line of ours */
+	cxl_inval(p, words, STREAM_BEAT_NAME);
+	memcpy(name, words, STREAM_BEAT_NAME);
+	return beat_name_ok(name);
+}
+
 bool beat_name_ok(const char *name)
 {
 	static const char prefix[] = "cxlmpi.beat.";

@@ -105,18 +105,14 @@ static int publish_beat(struct chan *c)
 {
 	cxl_pool *p = c->obj.pool;
 	uint64_t *line = (uint64_t *)(c->base + CHAN_SENDER);
-	uint64_t w[STREAM_BEAT_NAME / 8];
-	int rc = beat_get((char *)w);
+	int rc = beat_publish(p, line + 1);
 
 	if (rc) {
 		chan_close(c);
 		return rc;
 	}
 	c->has_beat = true;
-	for (unsigned i = 0; i < STREAM_BEAT_NAME / 8; i++)
-		cxl_nt_store64(p, &line[1 + i], w[i]);
-	/* the name is in the pool before its magic */
-	cxl_wfence(p);
+	/* the name is in the pool (beat_publish fenced) before its magic */
 	cxl_nt_store64(p, line, CHAN_MAGIC);
 	cxl_wfence(p);
 	return MPIS_SUCCESS;
@@ -202,16 +198,13 @@ static int recv_watch(struct chan *c, cxl_pool *p)
 {
 	const uint64_t *line = (const uint64_t *)(c->base + CHAN_SENDER);
 
-	if (!c->peer_beat[0] && (c->watch.polls & 63) == 63 &&
-	    cxl_nt_load64(p, line) == CHAN_MAGIC) {
-		char name[STREAM_BEAT_NAME];
+	char name[STREAM_BEAT_NAME];
 
-		/* the name was written before the magic we just read */
-		cxl_inval(p, line, CXL_LINE);
-		memcpy(name, line + 1, sizeof(name));
-		if (beat_name_ok(name))
-			memcpy(c->peer_beat, name, sizeof(name));
-	}
+	/* the name was written before the magic we read */
+	if (!c->peer_beat[0] && (c->watch.polls & 63) == 63 &&
+	    cxl_nt_load64(p, line) == CHAN_MAGIC &&
+	    beat_read_name(p, line + 1, name))
+		memcpy(c->peer_beat, name, sizeof(name));
 	return watch_peer(&c->watch, c->peer_beat[0] ? c->peer_beat : NULL,
 			  c->peer, "receive");
 }

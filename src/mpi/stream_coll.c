@@ -85,21 +85,16 @@ int coll_setup(MPIS_Request r)
  * us; and a watch per rank for our own waits. */
 static int publish_beat(struct coll *co)
 {
-	cxl_pool *p = co->obj.pool;
 	uint64_t *line = (uint64_t *)(co->base + (uint64_t)co->me * co->row);
-	uint64_t w[STREAM_BEAT_NAME / 8];
 	int rc;
 
 	co->watch = calloc((size_t)co->n, sizeof(*co->watch));
 	if (!co->watch)
 		return stream_fail(MPI_ERR_NO_MEM, "out of memory");
-	rc = beat_get((char *)w);
+	rc = beat_publish(co->obj.pool, line + COLL_BEAT_OFF / 8);
 	if (rc)
 		return rc;
 	co->has_beat = true;
-	for (unsigned i = 0; i < STREAM_BEAT_NAME / 8; i++)
-		cxl_nt_store64(p, &line[COLL_BEAT_OFF / 8 + i], w[i]);
-	cxl_wfence(p);
 	return MPIS_SUCCESS;
 }
 
@@ -123,16 +118,14 @@ void coll_close(struct coll *co)
 static int coll_watch(struct coll *co, int i)
 {
 	struct beat_watch *w = &co->watch[i];
-	const uint8_t *line = co->base + (uint64_t)i * co->row;
+	const uint64_t *line =
+		(const uint64_t *)(co->base + (uint64_t)i * co->row);
 	char name[STREAM_BEAT_NAME];
+	bool known =
+		!w->obj.pool && (w->polls & 63) == 63 &&
+		beat_read_name(co->obj.pool, line + COLL_BEAT_OFF / 8, name);
 
-	if (!w->obj.pool && (w->polls & 63) == 63) {
-		cxl_inval(co->obj.pool, line, CXL_LINE);
-		memcpy(name, line + COLL_BEAT_OFF, sizeof(name));
-		return watch_peer(w, beat_name_ok(name) ? name : NULL, i,
-				  "collective");
-	}
-	return watch_peer(w, NULL, i, "collective");
+	return watch_peer(w, known ? name : NULL, i, "collective");
 }
 
 #define ARITH_OPS(T)                                                     \
