@@ -141,6 +141,7 @@ int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 		 struct fid_mr **mr, void *context)
 {
 	struct cxlfi_domain *d = (struct cxlfi_domain *)fid;
+	const struct cxlfi_mr *old;
 	struct cxlfi_mr *m;
 
 	(void)offset;
@@ -160,9 +161,7 @@ int cxlfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 	cxlfi_dom_lock(d);
 	if (d->mr_prov_key) {
 		m->fid.key = d->mr_key_next++;
-	} else if (mr_find(d, requested_key)) {
-		const struct cxlfi_mr *old = mr_find(d, requested_key);
-
+	} else if ((old = mr_find(d, requested_key))) {
 		CXLFI_WARN(FI_LOG_MR,
 			   "fi_mr_reg: key %#llx is in use by the region "
 			   "%p+%zu of this domain; close it first or ask for "
