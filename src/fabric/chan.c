@@ -141,6 +141,28 @@ static void close_channel(cxl_pool *pool, struct cxlfi_peer *pe,
 	cxl_obj_destroy(pool, name);
 }
 
+/*
+ * Channels to us that a closed sender kept named for us (close_channel)
+ * and that we hold no longer, or never attached: nobody holds them open
+ * (a live sender does), so unlink them. After our endpoint's name is
+ * gone: a sender that closes later finds us unpublished and unlinks its
+ * channel itself; one that closed before has dropped its handle, so we
+ * see refcnt 0 here. Either way no name outlives both.
+ */
+static void unlink_kept_channels(struct cxlfi_ep *ep)
+{
+	cxl_pool *pool = ep->dom->pool;
+	struct cxl_obj_stat st;
+	char name[64];
+
+	for (size_t j = 0; j < cxlfi_params.max_eps; j++) {
+		snprintf(name, sizeof(name), "cxlfi.ch.%zu.%u", j, ep->index);
+		if (cxl_obj_stat(pool, name, &st) == CXL_OK && !st.unlinked &&
+		    st.refcnt == 0)
+			cxl_obj_destroy(pool, name);
+	}
+}
+
 /* The rest of closing an endpoint (progress.c lingers first): what it
  * left pending is reported, its heartbeat, service name, transfer area,
  * region table and channels go, and its pool object is removed. */
@@ -205,17 +227,6 @@ void cxlfi_chan_unpublish(struct cxlfi_ep *ep)
 		}
 		free(pe);
 	}
-	/* channels to us that a closed sender kept named for us
-	 * (close_channel) and that we hold no longer, or never attached:
-	 * nobody holds them open (a live sender does), so unlink them */
-	for (size_t j = 0; ep->self.pool && j < cxlfi_params.max_eps; j++) {
-		struct cxl_obj_stat st;
-
-		snprintf(name, sizeof(name), "cxlfi.ch.%zu.%u", j, ep->index);
-		if (cxl_obj_stat(pool, name, &st) == CXL_OK && !st.unlinked &&
-		    st.refcnt == 0)
-			cxl_obj_destroy(pool, name);
-	}
 	cxlfi_rx_free_all(ep);
 	free(ep->peers);
 	free(ep->tx_scratch);
@@ -226,6 +237,7 @@ void cxlfi_chan_unpublish(struct cxlfi_ep *ep)
 		cxl_obj_close(&ep->self);
 		snprintf(name, sizeof(name), "cxlfi.ep.%u", ep->index);
 		cxl_obj_destroy(pool, name);
+		unlink_kept_channels(ep);
 	}
 	memset(&ep->self, 0, sizeof(ep->self));
 }
