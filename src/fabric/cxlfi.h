@@ -382,6 +382,7 @@ struct cxlfi_peer {
 	uint64_t rx_seen; /* inbox stamp consumed */
 	bool ack_next;	  /* the last message announced an OP_ACK after it */
 	unsigned rx_hits; /* drains in a row whose first look found one */
+	unsigned stream_need; /* rx_hits that make a stream (0: STREAM_HITS) */
 	struct cxlfi_tx *txq, *txq_tail;
 	/* an incoming chunked message in progress */
 	struct cxlfi_rx *rx_cur;    /* matched receive, or NULL */

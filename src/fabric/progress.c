@@ -8,8 +8,9 @@
  */
 #include "proto.h"
 
-#define DRAIN_BUDGET 64u /* messages per channel per progress call */
-#define STREAM_HITS 2u	 /* calls finding a message at once: a stream */
+#define DRAIN_BUDGET 64u    /* messages per channel per progress call */
+#define STREAM_HITS 2u	    /* calls finding a message at once: a stream */
+#define STREAM_NEED_MAX 64u /* the most STREAM_HITS backs off to */
 
 /*
  * Receive up to DRAIN_BUDGET messages from one channel.
@@ -24,10 +25,23 @@
  * row found a message at once, messages are queued: each call drains as
  * many as the budget allows, so a stream costs one call per budget, not
  * one per message.
+ *
+ * A ping-pong looks like a stream when a look is slow (the cost model
+ * charges a device round trip for it): the peer's next message is then
+ * always in the ring by the time of the first look. Its extra look finds
+ * nothing and delays the reply by a whole poll. So a stream call whose
+ * extra look came back empty ends stream mode and doubles the hits that
+ * the next one needs (pe->stream_need, up to STREAM_NEED_MAX); a call
+ * that found a second message restores STREAM_HITS.
  */
+static unsigned stream_need(const struct cxlfi_peer *pe)
+{
+	return pe->stream_need ? pe->stream_need : STREAM_HITS;
+}
+
 static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
-	bool stream = pe->rx_hits >= STREAM_HITS, stop = false;
+	bool stream = pe->rx_hits >= stream_need(pe), stop = false;
 
 	for (unsigned k = 0; k < DRAIN_BUDGET; k++) {
 		uint64_t reported = ep->reported;
@@ -54,8 +68,13 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 		rc = cxl_ring_recv(pe->rx, ep->rx_scratch, ep->cell_payload, &n,
 				   &op);
 		if (rc == CXL_EAGAIN) {
-			if (!k)
+			if (!k) {
 				pe->rx_hits = 0;
+			} else if (stream && k == 1) { /* ran dry at once */
+				pe->rx_hits = 0;
+				if (pe->stream_need < STREAM_NEED_MAX)
+					pe->stream_need = stream_need(pe) * 2;
+			}
 			return;
 		}
 		if (rc) {
@@ -65,8 +84,10 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 			return;
 		}
 		cxlfi_stats.ring_msgs++;
-		if (!k && pe->rx_hits < STREAM_HITS)
+		if (!k && pe->rx_hits < STREAM_NEED_MAX)
 			pe->rx_hits++;
+		if (k == 1 && stream)
+			pe->stream_need = STREAM_HITS; /* a real stream */
 		if ((op & OP_MASK) == OP_EAGER || (op & OP_MASK) == OP_FIRST)
 			pe->ack_next = op & OPF_ACKNEXT;
 		else if ((op & OP_MASK) == CXLFI_OP_ACK)
