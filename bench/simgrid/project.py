@@ -57,6 +57,7 @@ MPIEXEC = REPO / ".venv" / "bin" / "mpiexec"
 RUN_MPI = REPO / "tests" / "mpi" / "run_mpi.sh"
 COMPARE = REPO / "bench" / "compare_transports.py"
 PROVIDER_DIR = REPO / "build" / "src" / "fabric"
+LIBCXLSHM = REPO / "build" / "src" / "shm" / "libcxlshm.so"
 APPS = HERE / "apps"
 SKIP = 77
 RESULT_RE = re.compile(r"^RESULT\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$", re.M)
@@ -316,10 +317,20 @@ def main(argv: list[str] | None = None) -> int:
         return SKIP
     for path, fix in ((MPICC, "run scripts/setup.sh"),
                       (PROVIDER_DIR / "libcxl-fi.so",
-                       "build first: ninja -C build")):
+                       "build first: ninja -C build"),
+                      (LIBCXLSHM, "build first: ninja -C build")):
         if not path.exists():
             print(f"project: {path} is missing: {fix}", file=sys.stderr)
             return 2
+    # one device model: the SimGrid costs are the C presets' figures
+    bad = costs.check_presets(LIBCXLSHM)
+    if bad:
+        print("project: bench/simgrid/costs.py disagrees with the C cost "
+              "model:\n  " + "\n  ".join(bad), file=sys.stderr)
+        return 2
+    print("== device costs agree with the C presets (src/shm/costmodel.c): "
+          + ", ".join(f"{d.name} = {d.preset}"
+                      for d in costs.DEVICES.values()))
 
     out_dir = a.out.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)

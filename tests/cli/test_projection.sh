@@ -2,9 +2,9 @@
 # The SimGrid projection, quick and small: bench/simgrid/project.py with
 # ranks up to 16, then checks that its output is sane: every point
 # present, finite and positive; strong scaling on the fat tree speeds up
-# the compute-bound programs (halo3d, cg) from 2 to 16 ranks; the CXL
+# the compute-bound programs (halo3d, cg) from 2 to 16 ranks;
 # every model-check point has both a measurement and a prediction; the
-# plots exist.
+# plots exist; the device costs were checked against the C presets.
 #   test_projection.sh PYTHON
 # Exit 77 (skipped) when SimGrid is not installed.
 set -u
@@ -23,6 +23,11 @@ fi
 cat "$out/log"
 if [ $rc -ne 0 ]; then
 	echo "test_projection: project.py failed (exit $rc)" >&2
+	exit 1
+fi
+if ! grep -q "^== device costs agree with the C presets" "$out/log"; then
+	echo "test_projection: no check of bench/simgrid/costs.py against" \
+		"the C presets in the log" >&2
 	exit 1
 fi
 "$PY" - "$out" <<'PYEOF'
