@@ -169,6 +169,8 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 void chan_close(struct chan *c);
 int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
 	      const struct dlayout *dl);
+/* Complete this thread's unfenced write-backs and NT stores. */
+void chan_drain(void);
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 	      const struct dlayout *dl);
 

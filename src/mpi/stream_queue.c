@@ -59,6 +59,9 @@ struct stream_queue {
 	atomic_uint_fast64_t tail; /* written by the caller */
 	atomic_uint_fast64_t head; /* written by the progress thread */
 	atomic_int sleeping, waiters, err;
+	/* the lowest head a sleeping host thread waits for (UINT64_MAX:
+	 * none); set by waiters and reset by the progress thread, under mu */
+	atomic_uint_fast64_t wake_at;
 	unsigned wait_spins; /* CXLMPI_STREAM_WAIT_SPINS */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;   /* the progress thread sleeps on it */
@@ -187,6 +190,7 @@ static void run(struct stream_queue *q, struct op *o)
 		free(o->set);
 		break;
 	case OP_HOST:
+		chan_drain(); /* our flags out before the host work runs */
 		if (!atomic_load(&q->err))
 			o->fn(o->arg);
 		break;
@@ -215,10 +219,10 @@ static void *progress(void *arg)
 	for (;;) {
 		/* acquire: the operation's fields were written before tail */
 		if (h == atomic_load_explicit(&q->tail, memory_order_acquire)) {
-			/* going idle: drain this thread's unfenced NT stores
-			 * (receive credits) */
+			/* going idle: complete this thread's unfenced
+			 * flags and credits */
 			if (!idle)
-				cxl_wfence(stream_pool());
+				chan_drain();
 			if (idle < IDLE_YIELDS) {
 				stream_spin(&idle);
 				continue;
@@ -239,10 +243,15 @@ static void *progress(void *arg)
 			return NULL;
 		run(q, o);
 		/* release the operation's effects with the count; seq_cst
-		 * against q->waiters (the host sets it, then reads head) */
+		 * against q->waiters and q->wake_at (a host thread sets them,
+		 * then reads head): one of us sees the other. Wake only once
+		 * head reaches what a sleeper waits for, not after every
+		 * operation: a futex wake per operation would cost more than
+		 * the operation. */
 		atomic_store(&q->head, ++h);
-		if (atomic_load(&q->waiters)) {
+		if (atomic_load(&q->waiters) && h >= atomic_load(&q->wake_at)) {
 			pthread_mutex_lock(&q->mu);
+			atomic_store(&q->wake_at, UINT64_MAX);
 			pthread_cond_broadcast(&q->done);
 			pthread_mutex_unlock(&q->mu);
 		}
@@ -263,8 +272,15 @@ static void wait_head(struct stream_queue *q, uint64_t h)
 		}
 		pthread_mutex_lock(&q->mu);
 		atomic_fetch_add(&q->waiters, 1);
-		while (atomic_load(&q->head) < h)
+		while (atomic_load(&q->head) < h) {
+			/* (re)register after every wakeup: the progress
+			 * thread clears wake_at when it wakes anyone */
+			if (h < atomic_load(&q->wake_at))
+				atomic_store(&q->wake_at, h);
+			if (atomic_load(&q->head) >= h)
+				break;
 			pthread_cond_wait(&q->done, &q->mu);
+		}
 		atomic_fetch_sub(&q->waiters, 1);
 		pthread_mutex_unlock(&q->mu);
 	}
@@ -274,8 +290,11 @@ static void push(struct stream_queue *q, const struct op *o)
 {
 	uint64_t t = atomic_load(&q->tail);
 
+	/* full: wait until half of it has run, so that a host thread that
+	 * enqueues far ahead sleeps through RING / 2 operations instead of
+	 * waking for each one */
 	if (t - atomic_load(&q->head) >= RING)
-		wait_head(q, t - RING + 1);
+		wait_head(q, t - RING / 2);
 	q->ring[t % RING] = *o;
 	/* release the operation; seq_cst against q->sleeping (the thread
 	 * sets sleeping, then reads tail): one of us sees the other */
@@ -328,6 +347,7 @@ int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
 		return MPI_ERR_NO_MEM;
 	q->type = type;
 	q->wait_spins = (unsigned)spins;
+	atomic_init(&q->wake_at, UINT64_MAX);
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
 	pthread_cond_init(&q->done, NULL);
