@@ -49,8 +49,10 @@ enum sreq_state {
  *   slot i at CHAN_SLOTS + i * stride: one header line written only by
  *           the sender (word 0, the flag: seq << 32 | len; word 1, the
  *           progress of a large message: seq << 32 | bytes written;
- *           bytes 16..63: a message of up to 48 bytes), then cap bytes
- *           of data
+ *           bytes 16..63: the first 48 bytes of a small message), then
+ *           cap bytes of data. A small message (up to CHAN_SMALL bytes)
+ *           goes on in the data lines as stamped lines: word 0 the
+ *           sequence number, words 1..7 the next 56 bytes.
  */
 struct chan_hdr {
 	uint64_t magic, nslots, cap, stride, size;
@@ -60,6 +62,9 @@ struct chan_hdr {
 #define CHAN_CHUNK (64u * 1024) /* large messages go in chunks of this */
 #define CHAN_INLINE_OFF 16u	/* messages up to CHAN_INLINE bytes go */
 #define CHAN_INLINE (CXL_LINE - CHAN_INLINE_OFF) /* in the flag's line */
+#define CHAN_LINE_DATA (CXL_LINE - 8)		 /* bytes of a stamped line */
+#define CHAN_SMALL_LINES 4u /* flag line + 3 stamped lines: CHAN_SMALL */
+#define CHAN_SMALL (CHAN_INLINE + (CHAN_SMALL_LINES - 1) * CHAN_LINE_DATA)
 #define CHAN_SLOTS 192u
 
 /* Length of a heartbeat object's name, with its NUL (stream_beat.c) */

@@ -267,6 +267,83 @@ static void copy_out(cxl_pool *p, uint8_t *dst, const uint8_t *src,
 	}
 }
 
+/* Lines of a small message of len bytes: the flag line, then stamped
+ * lines. Never more than the slot holds: 1 + ceil((len - 48) / 56) <=
+ * 1 + ceil(len / 64) for len <= CHAN_SMALL. */
+static unsigned small_lines(uint64_t len)
+{
+	if (len <= CHAN_INLINE)
+		return 1;
+	return 1 + (unsigned)((len - CHAN_INLINE + CHAN_LINE_DATA - 1) /
+			      CHAN_LINE_DATA);
+}
+
+/*
+ * A small message: the flag line (flag, an empty chunk word, the first 48
+ * bytes) and stamped lines (sequence number k, then 56 bytes), every word
+ * of each line written, then written back with no fence (chan_drain).
+ *
+ * A line is written back as one unit, so each line is either the old one
+ * or the new one as a whole: the receiver takes the message once the
+ * flag and every stamp say k. No fence is needed between the data and
+ * the flag, and nothing stale goes out: an earlier object at this offset
+ * may have left our cached copy of these lines stale, and a partly
+ * written line would write its stale words back.
+ */
+static void send_small(struct chan *c, uint64_t *hdr, uint64_t k,
+		       const void *src, uint64_t len, const struct dlayout *dl)
+{
+	uint64_t w[CHAN_SMALL / 8] = { 0 };
+	unsigned nl = small_lines(len);
+
+	if (dl->seg)
+		dtype_gather(dl, src, 0, w, len);
+	else
+		memcpy(w, src, len);
+	for (unsigned j = nl - 1; j >= 1; j--) {
+		uint64_t *ln = hdr + j * (CXL_LINE / 8);
+		const uint64_t *d =
+			w + (CHAN_INLINE + (j - 1) * CHAN_LINE_DATA) / 8;
+
+		for (unsigned i = 1; i < CXL_LINE / 8; i++)
+			ln[i] = d[i - 1];
+		__atomic_store_n(&ln[0], k, __ATOMIC_RELEASE);
+	}
+	for (unsigned i = 0; i < CHAN_INLINE / 8; i++)
+		hdr[CHAN_INLINE_OFF / 8 + i] = w[i];
+	hdr[1] = 0; /* no chunk announced */
+	/* coherent mode: the data is visible before the flag (x86 keeps
+	 * stores in order; release for the compiler) */
+	__atomic_store_n(hdr, flag_word(k, len), __ATOMIC_RELEASE);
+	cxl_flush(c->obj.pool, hdr, (size_t)nl * CXL_LINE);
+	chan_unfenced = true;
+}
+
+/* Receiver: the stamped lines of small message k in the flag line's
+ * slot, invalidated by the poll that saw the flag. 0: all there (copied
+ * to w); 1: some not yet in the pool; -1: a stamp from the future. */
+static int recv_small(const uint64_t *hdr, uint64_t k, uint64_t len,
+		      uint64_t *w)
+{
+	unsigned nl = small_lines(len);
+
+	for (unsigned j = 1; j < nl; j++) {
+		const uint64_t *ln = hdr + j * (CXL_LINE / 8);
+		uint64_t st = __atomic_load_n(&ln[0], __ATOMIC_ACQUIRE);
+		uint64_t *d = w + (CHAN_INLINE + (j - 1) * CHAN_LINE_DATA) / 8;
+
+		if (st > k)
+			return -1;
+		if (st != k)
+			return 1;
+		for (unsigned i = 1; i < CXL_LINE / 8; i++)
+			d[i - 1] = ln[i];
+	}
+	for (unsigned i = 0; i < CHAN_INLINE / 8; i++)
+		w[i] = hdr[CHAN_INLINE_OFF / 8 + i];
+	return 0;
+}
+
 /* Sender, message k: wait for the slot, copy, write back, then the flag.
  * src and dl: the request's buffer and layout (stream.h). */
 int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
@@ -306,30 +383,8 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
 		cxl_wfence(p);
 		cxl_nt_store64(p, &hdr[1], flag_word(k, off));
 	}
-	if (len <= CHAN_INLINE) {
-		/* small: data and flag in one line, which the receiver's
-		 * load of the flag brings along. Every word of the line is
-		 * written: our cached copy may be stale (an earlier object at
-		 * this offset), and a partly written line would write stale
-		 * words back. A line is written back as one unit, so the
-		 * flag cannot arrive without its data: one write-back and
-		 * one fence per message, where word-by-word NT stores need a
-		 * fence between data and flag. */
-		uint64_t w[CHAN_INLINE / 8] = { 0 };
-
-		if (dl->seg)
-			dtype_gather(dl, src, 0, w, len);
-		else
-			memcpy(w, src, len);
-		for (unsigned i = 0; i < CHAN_INLINE / 8; i++)
-			hdr[CHAN_INLINE_OFF / 8 + i] = w[i];
-		hdr[1] = 0; /* no chunk announced */
-		/* coherent mode: the data is visible before the flag (x86
-		 * keeps stores in order; release for the compiler) */
-		__atomic_store_n(hdr, flag_word(k, len), __ATOMIC_RELEASE);
-		/* no fence: the line is on its way; see chan_drain */
-		cxl_flush(p, hdr, CXL_LINE);
-		chan_unfenced = true;
+	if (len <= CHAN_SMALL) {
+		send_small(c, hdr, k, src, len, dl);
 		return MPI_SUCCESS;
 	}
 	if (len <= CHAN_CHUNK)
@@ -366,18 +421,32 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 {
 	cxl_pool *p = c->obj.pool;
 	uint64_t *hdr = slot_hdr(c, k), w, len, got = 0;
+	uint64_t sw[CHAN_SMALL / 8]; /* a small message, out of the slot */
 	uint8_t *data = (uint8_t *)hdr + CXL_LINE;
-	unsigned spins = 0;
+	unsigned spins = 0, npoll;
+	int small;
 
+	/* every poll invalidates the lines a small message of this size
+	 * could take, with one fence: the flag and the stamps of one poll
+	 * are read in one round trip to the pool */
+	npoll = small_lines(max < CHAN_SMALL ? max : CHAN_SMALL);
 	for (;;) {
-		/* the sender's flag, uncached load */
-		w = cxl_nt_load64(p, hdr);
-		if (w >> 32 == (k & 0xffffffffu))
-			break;
-		/* only the slot's previous message (or none) may be here */
-		if (w && w >> 32 != ((k - c->nslots) & 0xffffffffu))
+		cxl_inval(p, hdr, (size_t)npoll * CXL_LINE);
+		w = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+		if (w >> 32 == (k & 0xffffffffu)) {
+			len = w & 0xffffffffu;
+			if (len > CHAN_SMALL || len > max)
+				break;
+			small = recv_small(hdr, k, len, sw);
+			if (small < 0)
+				return MPI_ERR_OTHER;
+			if (!small)
+				break;
+			/* a stamped line still on its way: poll again */
+		} else if (w && w >> 32 != ((k - c->nslots) & 0xffffffffu)) {
+			/* only the slot's previous message (or none) */
 			return MPI_ERR_OTHER;
-		if (c->cap > CHAN_CHUNK) {
+		} else if (c->cap > CHAN_CHUNK) {
 			/* chunks announced so far (uncached load); whole
 			 * lines, within the receive and growing */
 			uint64_t v = cxl_nt_load64(p, &hdr[1]), r;
@@ -402,15 +471,12 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 		return MPI_ERR_TRUNCATE;
 	if (got > len)
 		return MPI_ERR_OTHER;
-	if (len <= CHAN_INLINE) {
-		/* in the flag's line, which the uncached load of the flag
-		 * just brought in from the pool: no invalidation */
-		const uint8_t *in = (uint8_t *)hdr + CHAN_INLINE_OFF;
-
+	if (len <= CHAN_SMALL) {
+		/* copied out of the lines the last poll invalidated */
 		if (dl->seg)
-			dtype_scatter(dl, dst, 0, in, len);
+			dtype_scatter(dl, dst, 0, sw, len);
 		else
-			memcpy(dst, in, len);
+			memcpy(dst, sw, len);
 	} else {
 		/* invalidate and copy the rest of what the flag published */
 		copy_out(p, dst, data + got, got, len - got, dl);

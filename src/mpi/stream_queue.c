@@ -57,8 +57,10 @@ struct stream_queue {
 	pthread_t thread;
 	struct op ring[RING];
 	atomic_uint_fast64_t tail; /* written by the caller */
-	atomic_uint_fast64_t head; /* written by the progress thread */
+	atomic_uint_fast64_t head; /* written by the thread that runs them */
 	atomic_int sleeping, waiters, err;
+	atomic_int exec;       /* 1 while a thread runs operations (take) */
+	atomic_int host_wants; /* host threads in MPIS_Queue_wait */
 	/* the lowest head a sleeping host thread waits for (UINT64_MAX:
 	 * none); set by waiters and reset by the progress thread, under mu */
 	atomic_uint_fast64_t wake_at;
@@ -210,26 +212,70 @@ static void run(struct stream_queue *q, struct op *o)
 	stream_peer_dead = false;
 }
 
+/* The right to run the queue's operations: one runner at a time, the
+ * progress thread or a host thread in MPIS_Queue_wait (queue_run). The
+ * acquire and release order each operation after the previous one, on
+ * whichever thread ran it. */
+static bool take(struct stream_queue *q)
+{
+	int free_ = 0;
+
+	return atomic_compare_exchange_strong_explicit(&q->exec, &free_, 1,
+						       memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void release(struct stream_queue *q)
+{
+	atomic_store_explicit(&q->exec, 0, memory_order_release);
+}
+
+/* Run operation h (the runner holds q->exec) and publish it. */
+static void run_next(struct stream_queue *q, uint64_t h)
+{
+	run(q, &q->ring[h % RING]);
+	/* release the operation's effects with the count; seq_cst
+	 * against q->waiters and q->wake_at (a host thread sets them,
+	 * then reads head): one of us sees the other. Wake only once
+	 * head reaches what a sleeper waits for, not after every
+	 * operation: a futex wake per operation would cost more than
+	 * the operation. */
+	atomic_store(&q->head, h + 1);
+	if (atomic_load(&q->waiters) && h + 1 >= atomic_load(&q->wake_at)) {
+		pthread_mutex_lock(&q->mu);
+		atomic_store(&q->wake_at, UINT64_MAX);
+		pthread_cond_broadcast(&q->done);
+		pthread_mutex_unlock(&q->mu);
+	}
+}
+
 static void *progress(void *arg)
 {
 	struct stream_queue *q = arg;
-	uint64_t h = atomic_load(&q->head);
 	unsigned idle = 0;
 
 	for (;;) {
 		/* acquire: the operation's fields were written before tail */
-		if (h == atomic_load_explicit(&q->tail, memory_order_acquire)) {
+		uint64_t h = atomic_load(&q->head);
+		bool empty = h == atomic_load_explicit(&q->tail,
+						       memory_order_acquire);
+		/* a host thread waiting in MPIS_Queue_wait runs the queue
+		 * itself, unless it sleeps (queue_run) */
+		bool host = atomic_load(&q->host_wants) &&
+			    !atomic_load(&q->waiters);
+
+		if (empty || host || !take(q)) {
 			/* going idle: complete this thread's unfenced
 			 * flags and credits */
 			if (!idle)
 				chan_drain();
-			if (idle < IDLE_YIELDS) {
+			if (idle < IDLE_YIELDS || !empty) {
 				stream_spin(&idle);
 				continue;
 			}
 			pthread_mutex_lock(&q->mu);
 			atomic_store(&q->sleeping, 1);
-			while (h == atomic_load(&q->tail))
+			while (atomic_load(&q->head) == atomic_load(&q->tail))
 				pthread_cond_wait(&q->cv, &q->mu);
 			atomic_store(&q->sleeping, 0);
 			pthread_mutex_unlock(&q->mu);
@@ -237,36 +283,29 @@ static void *progress(void *arg)
 			continue;
 		}
 		idle = 0;
-		struct op *o = &q->ring[h % RING];
-
-		if (o->type == OP_STOP)
-			return NULL;
-		run(q, o);
-		/* release the operation's effects with the count; seq_cst
-		 * against q->waiters and q->wake_at (a host thread sets them,
-		 * then reads head): one of us sees the other. Wake only once
-		 * head reaches what a sleeper waits for, not after every
-		 * operation: a futex wake per operation would cost more than
-		 * the operation. */
-		atomic_store(&q->head, ++h);
-		if (atomic_load(&q->waiters) && h >= atomic_load(&q->wake_at)) {
-			pthread_mutex_lock(&q->mu);
-			atomic_store(&q->wake_at, UINT64_MAX);
-			pthread_cond_broadcast(&q->done);
-			pthread_mutex_unlock(&q->mu);
+		h = atomic_load(&q->head); /* a host thread may have run some */
+		if (h == atomic_load(&q->tail)) {
+			release(q);
+			continue;
 		}
+		if (q->ring[h % RING].type == OP_STOP) {
+			release(q);
+			return NULL;
+		}
+		run_next(q, h);
+		release(q);
 	}
 }
 
-/* Host thread: wait until the progress thread's head reaches h. Spins a
- * little, then sleeps, leaving the core to the progress threads. */
-static void wait_head(struct stream_queue *q, uint64_t h)
+/* Host thread: wait until the progress thread's head reaches h. Spins
+ * `spin` steps, then sleeps, leaving the core to the progress threads. */
+static void wait_head(struct stream_queue *q, uint64_t h, unsigned spin)
 {
 	unsigned spins = 0;
 
 	/* acquire: the thread's effects (received data) before head */
 	while (atomic_load_explicit(&q->head, memory_order_acquire) < h) {
-		if (spins < q->wait_spins) {
+		if (spins < spin) {
 			stream_spin(&spins);
 			continue;
 		}
@@ -290,11 +329,12 @@ static void push(struct stream_queue *q, const struct op *o)
 {
 	uint64_t t = atomic_load(&q->tail);
 
-	/* full: wait until half of it has run, so that a host thread that
+	/* full: sleep until half of it has run, so that a host thread that
 	 * enqueues far ahead sleeps through RING / 2 operations instead of
-	 * waking for each one */
+	 * waking for each one, and does not spin: that takes long, and
+	 * spinning would take a core from the progress threads */
 	if (t - atomic_load(&q->head) >= RING)
-		wait_head(q, t - RING / 2);
+		wait_head(q, t - RING / 2, 0);
 	q->ring[t % RING] = *o;
 	/* release the operation; seq_cst against q->sleeping (the thread
 	 * sets sleeping, then reads tail): one of us sees the other */
@@ -361,13 +401,59 @@ int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
 	return MPIS_SUCCESS;
 }
 
+/*
+ * MPIS_Queue_wait: the calling thread runs what is left of the queue
+ * itself, as soon as the progress thread is between two operations
+ * (which leaves it the queue while host_wants is set). A hand-off from
+ * the progress thread back to a sleeping host costs a futex wake and a
+ * scheduler round trip, several microseconds; running the operations
+ * here costs nothing more than on the progress thread, and on a machine
+ * with fewer cores than threads it leaves the core to one busy thread.
+ * After CXLMPI_STREAM_WAIT_SPINS failed tries (the progress thread is
+ * inside a long operation) it sleeps as before, and the progress thread
+ * goes on with the queue.
+ */
+static void queue_run(struct stream_queue *q, uint64_t target)
+{
+	unsigned spins = 0;
+
+	atomic_fetch_add(&q->host_wants, 1);
+	while (atomic_load_explicit(&q->head, memory_order_acquire) < target) {
+		uint64_t h;
+
+		if (!take(q)) {
+			if (spins < q->wait_spins) {
+				stream_spin(&spins);
+				continue;
+			}
+			wait_head(q, target, 0); /* spun enough above */
+			break;
+		}
+		while ((h = atomic_load(&q->head)) < target &&
+		       q->ring[h % RING].type != OP_STOP)
+			run_next(q, h);
+		chan_drain(); /* our flags and credits out before we leave */
+		release(q);
+		break;
+	}
+	atomic_fetch_sub(&q->host_wants, 1);
+	/* operations another thread enqueued meanwhile: the progress
+	 * thread's, which may sleep */
+	if (atomic_load(&q->sleeping) &&
+	    atomic_load(&q->head) != atomic_load(&q->tail)) {
+		pthread_mutex_lock(&q->mu);
+		pthread_cond_signal(&q->cv);
+		pthread_mutex_unlock(&q->mu);
+	}
+}
+
 int MPIS_Queue_wait(MPIS_Queue queue)
 {
 	struct stream_queue *q = to_queue(queue);
 
 	if (!q)
 		return MPIS_NOT_READY;
-	wait_head(q, atomic_load(&q->tail));
+	queue_run(q, atomic_load(&q->tail));
 	return atomic_load(&q->err);
 }
 

@@ -109,7 +109,11 @@ static void test_order(MPIS_Queue q)
 /* 2. sizes */
 static void test_sizes(MPIS_Queue q)
 {
-	static const int sizes[] = { 0, 1, 8, 4096, 65536, 1 << 20 };
+	/* the flag line (<= 48 B), stamped lines (<= 216 B), a slot,
+	 * chunks (> 64 KiB) */
+	static const int sizes[] = { 0,	  1,   8,    47,    48,
+				     49,  104, 105,  160,   161,
+				     216, 217, 4096, 65536, 1 << 20 };
 
 	for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		int n = sizes[s];

@@ -7,7 +7,8 @@
  * a stride, indexed with holes, a struct of mixed types, resized with a
  * negative lower bound, blocks out of memory order, a predefined type
  * with a hole (MPI_SHORT_INT), count > 1, vector into contiguous and
- * back, sizes through the inline (<= 48 B), single-slot and chunked
+ * back, sizes through the flag line (<= 48 B), stamped lines (<= 216 B),
+ * single-slot and chunked
  * (> 64 KiB) paths, and count 0. Every byte of the receive buffer is
  * checked against MPI_Unpack(MPI_Pack(the sender's buffer)) applied to
  * the same initial buffer: the data, and holes untouched. Then errors:
@@ -113,8 +114,8 @@ static MPI_Datatype commit(MPI_Datatype t)
 
 static void test_cases(MPIS_Queue q)
 {
-	MPI_Datatype vec, idx, st, negr, rev, big, small, mid;
-	struct dcase cs[16];
+	MPI_Datatype vec, idx, st, negr, rev, big, small, mid, lines, edge;
+	struct dcase cs[20];
 	int n = 0;
 
 	/* 3 of every 5 ints, 4 times: 48 B per element */
@@ -184,6 +185,17 @@ static void test_cases(MPIS_Queue q)
 	small = commit(small);
 	cs[n++] =
 		(struct dcase){ "12 B inline", small, MPI_BYTE, 1, 12, 256, 0 };
+	/* 200 B and 216 B: the flag line and stamped lines */
+	MPI_Type_vector(25, 8, 16, MPI_BYTE, &lines);
+	lines = commit(lines);
+	cs[n++] = (struct dcase){
+		"200 B stamped lines", lines, MPI_BYTE, 1, 200, 512, 0
+	};
+	MPI_Type_vector(27, 8, 16, MPI_BYTE, &edge);
+	edge = commit(edge);
+	cs[n++] = (struct dcase){
+		"216 B stamped lines", edge, edge, 1, 1, 512, 0
+	};
 	MPI_Type_vector(512, 8, 16, MPI_BYTE, &mid);
 	mid = commit(mid);
 	cs[n++] = (struct dcase){ "4 KiB", mid, mid, 1, 1, 8192, 0 };
@@ -204,6 +216,8 @@ static void test_cases(MPIS_Queue q)
 	MPI_Type_free(&rev);
 	MPI_Type_free(&small);
 	MPI_Type_free(&mid);
+	MPI_Type_free(&lines);
+	MPI_Type_free(&edge);
 	MPI_Type_free(&big);
 }
 
