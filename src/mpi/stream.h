@@ -176,6 +176,13 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
 	      const struct dlayout *dl);
 /* Complete this thread's unfenced write-backs and NT stores. */
 void chan_drain(void);
+/* chan_recv: the receive has not begun; the progress thread leaves it to
+ * a host thread waiting for the queue (stream_queue.c: stream_handover) */
+#define CHAN_HANDOVER (-1)
+/* Whether the thread running a queue should hand it over now */
+bool stream_handover(void);
+/* Returns CHAN_HANDOVER, before any data is copied, when
+ * stream_handover() says so. */
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 	      const struct dlayout *dl);
 

@@ -464,6 +464,8 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 		}
 		if (recv_watch(c, p))
 			return MPI_ERR_OTHER;
+		if (!got && stream_handover())
+			return CHAN_HANDOVER;
 		stream_spin(&spins);
 	}
 	len = w & 0xffffffffu;

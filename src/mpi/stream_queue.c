@@ -26,6 +26,9 @@
 #define RING 1024u	 /* operations in flight per queue */
 #define IDLE_YIELDS 4096 /* idle yields before the thread sleeps */
 #define WAIT_SPINS 256	 /* host waits: spin steps before it sleeps */
+/* progress thread: spin this long while a host thread runs the queue,
+ * then sleep */
+#define HOST_SPIN_NS 10000
 #define WAIT_SPINS_MAX 1000000000L
 
 MPIS_Queue ACTIVE_QUEUE = MPIS_QUEUE_NULL;
@@ -48,6 +51,7 @@ struct op {
 	uint64_t k;
 	struct pend *set; /* OP_WAITALL: the requests it completes */
 	int nset;
+	int next; /* OP_WAITALL: the first of set not completed yet */
 	void (*fn)(void *);
 	void *arg;
 };
@@ -146,7 +150,25 @@ static struct stream_queue *to_queue(MPIS_Queue q)
 	return (struct stream_queue *)q;
 }
 
-static void run(struct stream_queue *q, struct op *o)
+/* Whether the progress thread should leave the queue to a host thread
+ * in MPIS_Queue_wait that does not sleep (queue_run). */
+static bool host_takes_over(struct stream_queue *q)
+{
+	return atomic_load(&q->host_wants) && !atomic_load(&q->waiters);
+}
+
+/* The queue the progress thread is running an operation of, if any */
+static _Thread_local struct stream_queue *running;
+
+bool stream_handover(void)
+{
+	return running && host_takes_over(running);
+}
+
+/* Run operation o; by_host: on a host thread in MPIS_Queue_wait. Returns
+ * false when the progress thread stopped a wait between two of its
+ * requests to leave the rest to a host thread (o->next: where to go on). */
+static bool run(struct stream_queue *q, struct op *o, bool by_host)
 {
 	int rc = MPI_SUCCESS;
 
@@ -172,15 +194,23 @@ static void run(struct stream_queue *q, struct op *o)
 			coll_start(o->r, o->k);
 		break;
 	case OP_WAITALL:
-		for (int i = 0; i < o->nset; i++) {
+		for (int i = o->next; i < o->nset; i++) {
 			MPIS_Request r = o->set[i].r;
 
 			if (!rc && !atomic_load(&q->err)) {
-				if (r->kind == SR_RECV && r->has_chan)
+				if (r->kind == SR_RECV && r->has_chan) {
+					running = by_host ? NULL : q;
 					rc = chan_recv(&r->ch, o->set[i].k,
 						       r->buf, r->bytes,
 						       &r->lay);
-				else if (r->has_coll)
+					running = NULL;
+					if (rc == CHAN_HANDOVER) {
+						/* not begun: the host
+						 * thread receives it */
+						o->next = i;
+						return false;
+					}
+				} else if (r->has_coll)
 					rc = coll_finish(r, o->set[i].k);
 			}
 			/* round k is done with the channel (also on error):
@@ -188,6 +218,14 @@ static void run(struct stream_queue *q, struct op *o)
 			atomic_store_explicit(&r->retired, o->set[i].k,
 					      memory_order_release);
 			atomic_fetch_sub(&r->inflight, 1);
+			/* a host thread waits for the queue: hand it the
+			 * rest of this wait (a halo's 6 receives are one
+			 * wait, and its receives can wait long) */
+			if (!rc && !by_host && i + 1 < o->nset &&
+			    host_takes_over(q)) {
+				o->next = i + 1;
+				return false;
+			}
 		}
 		free(o->set);
 		break;
@@ -210,6 +248,7 @@ static void run(struct stream_queue *q, struct op *o)
 						     "the pool");
 	}
 	stream_peer_dead = false;
+	return true;
 }
 
 /* The right to run the queue's operations: one runner at a time, the
@@ -230,10 +269,12 @@ static void release(struct stream_queue *q)
 	atomic_store_explicit(&q->exec, 0, memory_order_release);
 }
 
-/* Run operation h (the runner holds q->exec) and publish it. */
-static void run_next(struct stream_queue *q, uint64_t h)
+/* Run operation h (the runner holds q->exec) and publish it; false when
+ * the progress thread left part of it to a host thread (run). */
+static bool run_next(struct stream_queue *q, uint64_t h, bool by_host)
 {
-	run(q, &q->ring[h % RING]);
+	if (!run(q, &q->ring[h % RING], by_host))
+		return false;
 	/* release the operation's effects with the count; seq_cst
 	 * against q->waiters and q->wake_at (a host thread sets them,
 	 * then reads head): one of us sees the other. Wake only once
@@ -247,12 +288,14 @@ static void run_next(struct stream_queue *q, uint64_t h)
 		pthread_cond_broadcast(&q->done);
 		pthread_mutex_unlock(&q->mu);
 	}
+	return true;
 }
 
 static void *progress(void *arg)
 {
 	struct stream_queue *q = arg;
 	unsigned idle = 0;
+	uint64_t host_since = 0; /* when a host thread took the queue */
 
 	for (;;) {
 		/* acquire: the operation's fields were written before tail */
@@ -261,39 +304,57 @@ static void *progress(void *arg)
 						       memory_order_acquire);
 		/* a host thread waiting in MPIS_Queue_wait runs the queue
 		 * itself, unless it sleeps (queue_run) */
-		bool host = atomic_load(&q->host_wants) &&
-			    !atomic_load(&q->waiters);
+		bool host = host_takes_over(q);
 
-		if (empty || host || !take(q)) {
-			/* going idle: complete this thread's unfenced
-			 * flags and credits */
-			if (!idle)
-				chan_drain();
-			if (idle < IDLE_YIELDS || !empty) {
+		if (!host)
+			host_since = 0;
+		if (!empty && !host && take(q)) {
+			idle = 0;
+			h = atomic_load(&q->head); /* a host ran some? */
+			if (h != atomic_load(&q->tail)) {
+				if (q->ring[h % RING].type == OP_STOP) {
+					release(q);
+					return NULL;
+				}
+				run_next(q, h, false);
+			}
+			release(q);
+			continue;
+		}
+		/* going idle: complete this thread's unfenced flags and
+		 * credits */
+		if (!idle)
+			chan_drain();
+		if (!host && (idle < IDLE_YIELDS || !empty)) {
+			stream_spin(&idle);
+			continue;
+		}
+		/* a host thread runs the queue: most such waits are short
+		 * (an exchange), and a thread that slept costs the next
+		 * push a futex wake; so sleep only after HOST_SPIN_NS */
+		if (host) {
+			uint64_t t = now_ns();
+
+			if (!host_since)
+				host_since = t;
+			if (t - host_since < HOST_SPIN_NS) {
 				stream_spin(&idle);
 				continue;
 			}
-			pthread_mutex_lock(&q->mu);
-			atomic_store(&q->sleeping, 1);
-			while (atomic_load(&q->head) == atomic_load(&q->tail))
-				pthread_cond_wait(&q->cv, &q->mu);
-			atomic_store(&q->sleeping, 0);
-			pthread_mutex_unlock(&q->mu);
-			idle = 0;
-			continue;
 		}
+		/* sleep while there is nothing to run, or while a host
+		 * thread runs the queue: spinning would take its core.
+		 * Woken by push, by a host thread that goes to sleep
+		 * (wait_head) and by one that leaves operations behind
+		 * (queue_run); all three decide under mu, as we do. */
+		pthread_mutex_lock(&q->mu);
+		atomic_store(&q->sleeping, 1);
+		while (atomic_load(&q->head) == atomic_load(&q->tail) ||
+		       host_takes_over(q))
+			pthread_cond_wait(&q->cv, &q->mu);
+		atomic_store(&q->sleeping, 0);
+		pthread_mutex_unlock(&q->mu);
 		idle = 0;
-		h = atomic_load(&q->head); /* a host thread may have run some */
-		if (h == atomic_load(&q->tail)) {
-			release(q);
-			continue;
-		}
-		if (q->ring[h % RING].type == OP_STOP) {
-			release(q);
-			return NULL;
-		}
-		run_next(q, h);
-		release(q);
 	}
 }
 
@@ -311,6 +372,9 @@ static void wait_head(struct stream_queue *q, uint64_t h, unsigned spin)
 		}
 		pthread_mutex_lock(&q->mu);
 		atomic_fetch_add(&q->waiters, 1);
+		/* the progress thread may sleep, leaving the queue to us */
+		if (atomic_load(&q->sleeping))
+			pthread_cond_signal(&q->cv);
 		while (atomic_load(&q->head) < h) {
 			/* (re)register after every wakeup: the progress
 			 * thread clears wake_at when it wakes anyone */
@@ -431,20 +495,19 @@ static void queue_run(struct stream_queue *q, uint64_t target)
 		}
 		while ((h = atomic_load(&q->head)) < target &&
 		       q->ring[h % RING].type != OP_STOP)
-			run_next(q, h);
+			run_next(q, h, true);
 		chan_drain(); /* our flags and credits out before we leave */
 		release(q);
 		break;
 	}
+	/* operations another thread enqueued meanwhile are the progress
+	 * thread's, which may sleep while we run the queue */
+	pthread_mutex_lock(&q->mu);
 	atomic_fetch_sub(&q->host_wants, 1);
-	/* operations another thread enqueued meanwhile: the progress
-	 * thread's, which may sleep */
 	if (atomic_load(&q->sleeping) &&
-	    atomic_load(&q->head) != atomic_load(&q->tail)) {
-		pthread_mutex_lock(&q->mu);
+	    atomic_load(&q->head) != atomic_load(&q->tail))
 		pthread_cond_signal(&q->cv);
-		pthread_mutex_unlock(&q->mu);
-	}
+	pthread_mutex_unlock(&q->mu);
 }
 
 int MPIS_Queue_wait(MPIS_Queue queue)
