@@ -338,7 +338,9 @@ static void *progress(void *arg)
 			if (!host_since)
 				host_since = t;
 			if (t - host_since < HOST_SPIN_NS) {
-				stream_spin(&idle);
+				/* yield at once, no pause first: the host
+				 * thread may be waiting for this core */
+				sched_yield();
 				continue;
 			}
 		}
@@ -486,8 +488,11 @@ static void queue_run(struct stream_queue *q, uint64_t target)
 		uint64_t h;
 
 		if (!take(q)) {
-			if (spins < q->wait_spins) {
-				stream_spin(&spins);
+			/* the progress thread is inside an operation and
+			 * gives the queue up at its next step; it may be
+			 * waiting for this very core, so yield, no pause */
+			if (spins++ < q->wait_spins) {
+				sched_yield();
 				continue;
 			}
 			wait_head(q, target, 0); /* spun enough above */
