@@ -4,10 +4,16 @@
  * libcxlmpi) against classic MPI over the cxl provider.
  *
  *   mpi_stream_bench pingpong [--max BYTES] [--iters N] [--reps R]
+ *                            [--warmup MS]
  *   mpi_stream_bench halo [--faces F1,F2,..] [--iters N] [--reps R]
+ *                         [--warmup MS]
  * (pingpong: ranks 0 and 1; halo: any number of ranks). Every figure is
  * the best of R trials (5), the ways interleaved so that they see the
- * same load: the machine is shared.
+ * same load: the machine is shared. First, for MS ms (500), both ways
+ * run untimed at the smallest size: each rank has 2 busy threads (its
+ * own and the queue's progress thread), and until the kernel has placed
+ * them, which takes a few hundred ms on a machine with fewer cores than
+ * threads, a figure measures the placement (docs/stream.md, "Figures").
  *
  * pingpong, one-way latency (us) of an 8 B .. --max (1 MiB) message
  * between ranks 0 and 1, four ways, side by side in one run:
@@ -38,7 +44,17 @@
 #include "cxlshm/coherence.h"
 #include "stream-triggering.h"
 
-static int rank, nranks, reps = 5;
+static int rank, nranks, reps = 5, warmup_ms = 500;
+
+/* rank 0 decides for all: has the warm-up that began at t0 run long
+ * enough? */
+static int warm_enough(double t0)
+{
+	int done = MPI_Wtime() - t0 >= warmup_ms / 1e3;
+
+	MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	return done;
+}
 
 /* coherence operations of this process (rank 0 and its progress thread)
  * per iteration, i.e. per message sent plus message received */
@@ -165,6 +181,13 @@ static void pingpong(MPIS_Queue q, size_t max, int base)
 		printf("%9s %9s %11s %10s %9s %14s\n", "bytes", "queued",
 		       "queued_host", "start_wait", "isend", "isend/queued");
 	}
+	/* warm-up, untimed: see the top of the file */
+	for (double t0 = MPI_Wtime(); !warm_enough(t0);) {
+		if (rank < 2) {
+			pp_queued(q, sb, rb, 8, 200, 1);
+			pp_mpi(sb, rb, 8, 200, 0);
+		}
+	}
 	for (size_t n = 8; n <= max; n *= 4) {
 		int it = iters_for(n, base);
 		double a = 0, b = 0, c = 0, d = 0;
@@ -278,6 +301,10 @@ static void halo(MPIS_Queue q, const int *faces, int nfaces, int iters)
 		printf("%6s %12s %10s %10s %9s\n", "F", "face_bytes", "classic",
 		       "queued", "speedup");
 	}
+	/* warm-up, untimed, with 4 x 4 faces: see the top of the file */
+	for (double t0 = MPI_Wtime(), b[2][6 * 16] = { { 0 } }, c, qq;
+	     !warm_enough(t0);)
+		halo_once(q, cart, nbr, b[0], b[1], 16, 200, &c, &qq);
 	for (int f = 0; f < nfaces; f++) {
 		size_t cnt = (size_t)faces[f] * (size_t)faces[f];
 		double *sb = malloc(6 * cnt * sizeof(double));
@@ -327,7 +354,8 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_stream_bench pingpong|halo "
 					"[--max BYTES] [--iters N] "
-					"[--faces F1,F2,..] [--reps R]\n");
+					"[--faces F1,F2,..] [--reps R] "
+					"[--warmup MS]\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -338,6 +366,9 @@ int main(int argc, char **argv)
 			reps = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
 		else if (!strcmp(argv[i], "--iters"))
 			iters = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--warmup"))
+			warmup_ms =
+				atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 0;
 		else if (!strcmp(argv[i], "--faces")) {
 			char *s = argv[i + 1], *e;
 

@@ -118,14 +118,25 @@ int stream_fail(int code, const char *fmt, ...)
 }
 
 /*
- * Busy-wait step *n (from 0) of a wait: pause for the first
- * SPIN_NS nanoseconds, then yield the core at every step (2 cores are
- * shared by ranks and their progress threads). By time, not by count:
+ * Busy-wait step *n (from 0) of a wait: pause for the first spin_ns
+ * nanoseconds, then yield the core at every step. By time, not by count:
  * one poll costs 5 ns in the coherent mode and over 1 us in the flush
  * mode on this machine.
+ *
+ * Pausing pays while the thread we wait for runs on another core. When
+ * it waits for our core (more busy threads than cores: 2 ranks with a
+ * progress thread each on this 2-core machine), every pause is time it
+ * cannot run, and a wait costs a whole pause more. So each thread
+ * learns: a wait that had to yield halves its pause, one that ended
+ * while pausing restores SPIN_NS; every SPIN_PROBE-th wait pauses the
+ * full SPIN_NS to find out whether pausing pays again.
  */
 #define SPIN_NS 2000
-static _Thread_local uint64_t spin_t0;
+#define SPIN_PROBE 16
+static _Thread_local uint64_t spin_t0, spin_cur;
+static _Thread_local uint64_t spin_ns = SPIN_NS;
+static _Thread_local unsigned spin_waits;
+static _Thread_local bool spin_yielded, spin_any;
 
 static uint64_t now_ns(void)
 {
@@ -137,9 +148,30 @@ static uint64_t now_ns(void)
 
 void stream_spin(unsigned *n)
 {
-	if ((*n)++ == 0)
+	if ((*n)++ == 0) {
+		/* a new wait: learn from the previous one */
+		if (spin_any)
+			spin_ns = spin_yielded ? spin_ns / 2 : SPIN_NS;
+		spin_any = true;
+		spin_yielded = false;
+		spin_cur = ++spin_waits % SPIN_PROBE ? spin_ns : SPIN_NS;
 		spin_t0 = now_ns();
-	if (now_ns() - spin_t0 < SPIN_NS)
+	}
+	if (now_ns() - spin_t0 < spin_cur) {
+		__builtin_ia32_pause();
+	} else {
+		spin_yielded = true;
+		sched_yield();
+	}
+}
+
+/* The progress thread's idle loop: pause SPIN_NS, then yield; it does
+ * not teach stream_spin (an idle wait always ends by yielding). */
+static void idle_spin(unsigned *n, uint64_t *t0)
+{
+	if ((*n)++ == 0)
+		*t0 = now_ns();
+	if (now_ns() - *t0 < SPIN_NS)
 		__builtin_ia32_pause();
 	else
 		sched_yield();
@@ -296,6 +328,7 @@ static void *progress(void *arg)
 	struct stream_queue *q = arg;
 	unsigned idle = 0;
 	uint64_t host_since = 0; /* when a host thread took the queue */
+	uint64_t idle_t0 = 0;
 
 	for (;;) {
 		/* acquire: the operation's fields were written before tail */
@@ -326,7 +359,7 @@ static void *progress(void *arg)
 		if (!idle)
 			chan_drain();
 		if (!host && (idle < IDLE_YIELDS || !empty)) {
-			stream_spin(&idle);
+			idle_spin(&idle, &idle_t0);
 			continue;
 		}
 		/* a host thread runs the queue: most such waits are short
