@@ -84,10 +84,10 @@ else
 fi
 mkdir -p results/stream_triggered
 for mode in coherent flush; do
-	tools/cxlrun/cxlrun -n 2 -H 2 --coherence $mode --cxlmpi \
+	tools/cxlrun/cxlrun -n 2 -H 2 --bind core --coherence $mode --cxlmpi \
 		build/bench/mpi_stream_bench pingpong "${st_pp[@]}" |
 		tee results/stream_triggered/pingpong_$mode.txt
-	tools/cxlrun/cxlrun -n 2 -H 2 --coherence $mode --cxlmpi \
+	tools/cxlrun/cxlrun -n 2 -H 2 --bind core --coherence $mode --cxlmpi \
 		build/bench/mpi_stream_bench halo "${st_halo[@]}" |
 		tee results/stream_triggered/halo_$mode.txt
 done
