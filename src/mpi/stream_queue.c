@@ -346,10 +346,15 @@ static void *progress(void *arg)
 			h = atomic_load(&q->head); /* a host ran some? */
 			if (h != atomic_load(&q->tail)) {
 				if (q->ring[h % RING].type == OP_STOP) {
+					/* our last flags out before we end */
+					chan_drain();
 					release(q);
 					return NULL;
 				}
-				run_next(q, h, false);
+				/* handed part of a wait over: complete our
+				 * stores before the other runner goes on */
+				if (!run_next(q, h, false))
+					chan_drain();
 			}
 			release(q);
 			continue;
@@ -390,6 +395,7 @@ static void *progress(void *arg)
 		atomic_store(&q->sleeping, 0);
 		pthread_mutex_unlock(&q->mu);
 		idle = 0;
+		host_since = 0;
 	}
 }
 
