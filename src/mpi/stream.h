@@ -92,9 +92,10 @@ struct chan {
 	bool creator; /* the receiver: destroys the name when freed */
 	uint64_t nslots, cap, stride;
 	uint8_t *base;
-	uint64_t credit; /* sender: the receiver's credit as last read */
-	int peer;	 /* the other side's rank, for messages */
-	bool has_beat;	 /* holds a reference on our heartbeat */
+	uint64_t credit;       /* sender: the receiver's credit as last read */
+	uint64_t taken, given; /* receiver: messages consumed; published */
+	int peer;	       /* the other side's rank, for messages */
+	bool has_beat;	       /* holds a reference on our heartbeat */
 	char peer_beat[STREAM_BEAT_NAME]; /* its heartbeat, once known */
 	struct beat_watch watch;	  /* used by the progress thread */
 };
@@ -176,13 +177,15 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
 	      const struct dlayout *dl);
 /* Complete this thread's unfenced write-backs and NT stores. */
 void chan_drain(void);
+/* Receiver: publish the messages consumed, if enough are unpublished. */
+void chan_credit(struct chan *c);
 /* chan_recv: the receive has not begun; the progress thread leaves it to
  * a host thread waiting for the queue (stream_queue.c: stream_handover) */
 #define CHAN_HANDOVER (-1)
 /* Whether the thread running a queue should hand it over now */
 bool stream_handover(void);
 /* Returns CHAN_HANDOVER, before any data is copied, when
- * stream_handover() says so. */
+ * stream_handover() says so. Leaves the credit to chan_credit. */
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 	      const struct dlayout *dl);
 

@@ -483,10 +483,33 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 		/* invalidate and copy the rest of what the flag published */
 		copy_out(p, dst, data + got, got, len - got, dl);
 	}
-	/* the loads above precede this store (x86 keeps stores after
-	 * earlier loads): the sender may reuse the slot after it. No fence
-	 * here, off the critical path: see chan_drain */
-	cxl_nt_store64(p, (uint64_t *)(c->base + CHAN_CONSUMED), k);
-	chan_unfenced = true;
+	c->taken = k; /* the credit: chan_credit */
 	return MPI_SUCCESS;
+}
+
+/*
+ * Receiver: publish the credit, the messages consumed, once half the
+ * slots (at least 1) are consumed and unpublished. The sender then sees
+ * at most that many fewer free slots than there are, never none, so it
+ * never waits for a credit we hold back; and half the credits are
+ * stored. The queue calls this at the end of a wait, for all its
+ * receives at once: each credit is an NT store that the next fence of
+ * this thread waits for, and a poll fences, so a credit stored between
+ * two receives of one wait would put its completion (a device write, 1.4
+ * us on cMPI's device) between them.
+ *
+ * The loads of the data precede this store (x86 does not reorder a store
+ * before earlier loads): the sender may reuse the slot after it. No fence
+ * here, off the critical path: see chan_drain.
+ */
+void chan_credit(struct chan *c)
+{
+	uint64_t batch = c->nslots / 2 ? c->nslots / 2 : 1;
+
+	if (c->taken - c->given < batch)
+		return;
+	cxl_nt_store64(c->obj.pool, (uint64_t *)(c->base + CHAN_CONSUMED),
+		       c->taken);
+	c->given = c->taken;
+	chan_unfenced = true;
 }

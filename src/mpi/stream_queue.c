@@ -229,27 +229,22 @@ static bool run(struct stream_queue *q, struct op *o, bool by_host)
 		for (int i = o->next; i < o->nset; i++) {
 			MPIS_Request r = o->set[i].r;
 
-			if (!rc && !atomic_load(&q->err)) {
-				if (r->kind == SR_RECV && r->has_chan) {
-					running = by_host ? NULL : q;
-					rc = chan_recv(&r->ch, o->set[i].k,
-						       r->buf, r->bytes,
-						       &r->lay);
-					running = NULL;
-					if (rc == CHAN_HANDOVER) {
-						/* not begun: the host
-						 * thread receives it */
-						o->next = i;
-						return false;
-					}
-				} else if (r->has_coll)
-					rc = coll_finish(r, o->set[i].k);
+			if (rc || atomic_load(&q->err))
+				continue; /* retired below all the same */
+			if (r->kind == SR_RECV && r->has_chan) {
+				running = by_host ? NULL : q;
+				rc = chan_recv(&r->ch, o->set[i].k, r->buf,
+					       r->bytes, &r->lay);
+				running = NULL;
+				if (rc == CHAN_HANDOVER) {
+					/* not begun: the host thread
+					 * receives it */
+					o->next = i;
+					return false;
+				}
+			} else if (r->has_coll) {
+				rc = coll_finish(r, o->set[i].k);
 			}
-			/* round k is done with the channel (also on error):
-			 * release its effects to a later round's queue */
-			atomic_store_explicit(&r->retired, o->set[i].k,
-					      memory_order_release);
-			atomic_fetch_sub(&r->inflight, 1);
 			/* a host thread waits for the queue: hand it the
 			 * rest of this wait (a halo's 6 receives are one
 			 * wait, and its receives can wait long) */
@@ -258,6 +253,19 @@ static bool run(struct stream_queue *q, struct op *o, bool by_host)
 				o->next = i + 1;
 				return false;
 			}
+		}
+		/* all of the wait is done: the credits of its receives
+		 * together (chan_credit), then round k of each request is
+		 * done with its channel (also on error): release its effects
+		 * to a later round's queue, and to MPIS_Request_free */
+		for (int i = 0; i < o->nset; i++) {
+			MPIS_Request r = o->set[i].r;
+
+			if (r->kind == SR_RECV && r->has_chan)
+				chan_credit(&r->ch);
+			atomic_store_explicit(&r->retired, o->set[i].k,
+					      memory_order_release);
+			atomic_fetch_sub(&r->inflight, 1);
 		}
 		free(o->set);
 		break;
