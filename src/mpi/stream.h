@@ -175,8 +175,11 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 void chan_close(struct chan *c);
 int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
 	      const struct dlayout *dl);
-/* Complete this thread's unfenced write-backs and NT stores. */
+/* Complete this thread's unfenced write-backs and NT stores (and
+ * chan_flags_out first). */
 void chan_drain(void);
+/* Publish the flags of this thread's sends that wait for a fence. */
+void chan_flags_out(void);
 /* Receiver: publish the messages consumed, if enough are unpublished. */
 void chan_credit(struct chan *c);
 /* chan_recv: the receive has not begun; the progress thread leaves it to

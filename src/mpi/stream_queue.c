@@ -148,6 +148,8 @@ static uint64_t now_ns(void)
 
 void stream_spin(unsigned *n)
 {
+	/* we wait: nobody may wait for a flag of ours meanwhile */
+	chan_flags_out();
 	if ((*n)++ == 0) {
 		/* a new wait: learn from the previous one */
 		if (spin_any)
@@ -254,10 +256,12 @@ static bool run(struct stream_queue *q, struct op *o, bool by_host)
 				return false;
 			}
 		}
-		/* all of the wait is done: the credits of its receives
-		 * together (chan_credit), then round k of each request is
-		 * done with its channel (also on error): release its effects
-		 * to a later round's queue, and to MPIS_Request_free */
+		/* all of the wait is done: the flags of its sends out, the
+		 * credits of its receives together (chan_credit), then round
+		 * k of each request is done with its channel (also on error):
+		 * release its effects to a later round's queue, and to
+		 * MPIS_Request_free */
+		chan_flags_out();
 		for (int i = 0; i < o->nset; i++) {
 			MPIS_Request r = o->set[i].r;
 
