@@ -59,6 +59,37 @@ static _Thread_local struct {
 } flag_q[FLAGS_MAX];
 static _Thread_local unsigned nflag_q;
 
+/* Lines of a message of len bytes in stamped lines: the flag line, then
+ * stamped lines. For len <= CHAN_SMALL never more than a slot of 64 +
+ * round_line(len) holds (1 + ceil((len - 48) / 56) <= 1 + ceil(len /
+ * 64)); a channel that takes larger ones in stamped lines has longer
+ * slots (slot_stride). */
+static unsigned small_lines(uint64_t len)
+{
+	if (len <= CHAN_INLINE)
+		return 1;
+	return 1 + (unsigned)((len - CHAN_INLINE + CHAN_LINE_DATA - 1) /
+			      CHAN_LINE_DATA);
+}
+
+/* The largest message a channel of capacity cap sends in stamped lines:
+ * every message when cap <= CHAN_STAMP_MAX, else those of CHAN_SMALL
+ * bytes or fewer. Both sides know cap from the descriptor. */
+static uint64_t stamp_max(uint64_t cap)
+{
+	return cap <= CHAN_STAMP_MAX ? cap : CHAN_SMALL;
+}
+
+/* Bytes per slot: the header line and the data, or the stamped lines of
+ * the largest message, whichever is longer. */
+static uint64_t slot_stride(uint64_t cap)
+{
+	uint64_t plain = CXL_LINE + round_line(cap);
+	uint64_t stamped = (uint64_t)small_lines(stamp_max(cap)) * CXL_LINE;
+
+	return stamped > plain ? stamped : plain;
+}
+
 static uint64_t *slot_hdr(struct chan *c, uint64_t k)
 {
 	return (uint64_t *)(c->base + CHAN_SLOTS +
@@ -83,7 +114,7 @@ int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d)
 				   getenv("CXLMPI_STREAM_SLOTS"),
 				   STREAM_MAX_SLOTS);
 	c->cap = cap;
-	c->stride = CXL_LINE + round_line(cap);
+	c->stride = slot_stride(cap);
 	stream_obj_name(c->name, sizeof(c->name), "chan");
 	if (cxl_obj_create(p, c->name, CHAN_SLOTS + c->nslots * c->stride,
 			   CXL_OBJ_ZERO, &c->obj))
@@ -163,8 +194,7 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	/* the descriptor came from another process: check it all */
 	if (d->magic != CHAN_MAGIC || !memchr(d->name, 0, sizeof(d->name)) ||
 	    d->nslots < 1 || d->nslots > STREAM_MAX_SLOTS ||
-	    d->cap > STREAM_MAX_BYTES ||
-	    d->stride != CXL_LINE + round_line(d->cap) ||
+	    d->cap > STREAM_MAX_BYTES || d->stride != slot_stride(d->cap) ||
 	    d->size < CHAN_SLOTS + d->nslots * d->stride ||
 	    !beat_name_ok(d->beat))
 		return stream_fail(MPI_ERR_OTHER,
@@ -289,17 +319,6 @@ static void copy_out(cxl_pool *p, uint8_t *dst, const uint8_t *src,
 	}
 }
 
-/* Lines of a small message of len bytes: the flag line, then stamped
- * lines. Never more than the slot holds: 1 + ceil((len - 48) / 56) <=
- * 1 + ceil(len / 64) for len <= CHAN_SMALL. */
-static unsigned small_lines(uint64_t len)
-{
-	if (len <= CHAN_INLINE)
-		return 1;
-	return 1 + (unsigned)((len - CHAN_INLINE + CHAN_LINE_DATA - 1) /
-			      CHAN_LINE_DATA);
-}
-
 /*
  * A small message: the flag line (flag, an empty chunk word, the first 48
  * bytes) and stamped lines (sequence number k, then 56 bytes), every word
@@ -315,13 +334,16 @@ static unsigned small_lines(uint64_t len)
 static void send_small(struct chan *c, uint64_t *hdr, uint64_t k,
 		       const void *src, uint64_t len, const struct dlayout *dl)
 {
-	uint64_t w[CHAN_SMALL / 8] = { 0 };
+	uint64_t w[(CHAN_STAMP_MAX + CXL_LINE) / 8]; /* room < len + 56 */
 	unsigned nl = small_lines(len);
+	/* the payload the lines hold, padded with zeros */
+	size_t room = CHAN_INLINE + (size_t)(nl - 1) * CHAN_LINE_DATA;
 
 	if (dl->seg)
 		dtype_gather(dl, src, 0, w, len);
 	else
 		memcpy(w, src, len);
+	memset((uint8_t *)w + len, 0, room - len);
 	for (unsigned j = nl - 1; j >= 1; j--) {
 		uint64_t *ln = hdr + j * (CXL_LINE / 8);
 		const uint64_t *d =
@@ -405,7 +427,7 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
 		cxl_wfence(p);
 		cxl_nt_store64(p, &hdr[1], flag_word(k, off));
 	}
-	if (len <= CHAN_SMALL) {
+	if (len <= stamp_max(c->cap)) {
 		send_small(c, hdr, k, src, len, dl);
 		return MPI_SUCCESS;
 	}
@@ -477,28 +499,42 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 {
 	cxl_pool *p = c->obj.pool;
 	uint64_t *hdr = slot_hdr(c, k), w, len, got = 0;
-	uint64_t sw[CHAN_SMALL / 8]; /* a small message, out of the slot */
+	uint64_t sw[(CHAN_STAMP_MAX + CXL_LINE) / 8]; /* stamped data */
 	uint8_t *data = (uint8_t *)hdr + CXL_LINE;
-	unsigned spins = 0, npoll;
+	uint64_t smax = stamp_max(c->cap);
+	unsigned spins = 0, full, npoll, inv;
+	bool first = true;
 	int small;
 
-	/* every poll invalidates the lines a small message of this size
-	 * could take, with one fence: the flag and the stamps of one poll
-	 * are read in one round trip to the pool */
-	npoll = small_lines(max < CHAN_SMALL ? max : CHAN_SMALL);
+	/* The first poll invalidates every line a stamped message of this
+	 * receive can take, with one fence: a message already there is read
+	 * in that one round trip to the pool. Later polls invalidate at most
+	 * CHAN_SMALL_LINES; once the flag is there, one more round gets the
+	 * rest. Each stamped line says whether it is the new one. */
+	full = small_lines(max < smax ? max : smax);
+	npoll = full < CHAN_SMALL_LINES ? full : CHAN_SMALL_LINES;
 	for (;;) {
-		cxl_inval(p, hdr, (size_t)npoll * CXL_LINE);
+		inv = first ? full : npoll;
+		first = false;
+		cxl_inval(p, hdr, (size_t)inv * CXL_LINE);
 		w = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
 		if (w >> 32 == (k & 0xffffffffu)) {
+			unsigned nl;
+
 			len = w & 0xffffffffu;
-			if (len > CHAN_SMALL || len > max)
+			if (len > smax || len > max)
 				break;
+			nl = small_lines(len);
+			if (nl > inv) /* the rest of its lines */
+				cxl_inval(p, hdr + (size_t)inv * (CXL_LINE / 8),
+					  (size_t)(nl - inv) * CXL_LINE);
 			small = recv_small(hdr, k, len, sw);
 			if (small < 0)
 				return MPI_ERR_OTHER;
 			if (!small)
 				break;
 			/* a stamped line still on its way: poll again */
+			first = true;
 		} else if (w && w >> 32 != ((k - c->nslots) & 0xffffffffu)) {
 			/* only the slot's previous message (or none) */
 			return MPI_ERR_OTHER;
@@ -529,7 +565,7 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 		return MPI_ERR_TRUNCATE;
 	if (got > len)
 		return MPI_ERR_OTHER;
-	if (len <= CHAN_SMALL) {
+	if (len <= smax) {
 		/* copied out of the lines the last poll invalidated */
 		if (dl->seg)
 			dtype_scatter(dl, dst, 0, sw, len);
