@@ -49,10 +49,12 @@ enum sreq_state {
  *   slot i at CHAN_SLOTS + i * stride: one header line written only by
  *           the sender (word 0, the flag: seq << 32 | len; word 1, the
  *           progress of a large message: seq << 32 | bytes written;
- *           bytes 16..63: the first 48 bytes of a small message), then
- *           cap bytes of data. A small message (up to CHAN_SMALL bytes)
- *           goes on in the data lines as stamped lines: word 0 the
- *           sequence number, words 1..7 the next 56 bytes.
+ *           bytes 16..63: the first 48 bytes of a stamped message),
+ *           then cap bytes of data. A stamped message (every message of
+ *           a channel of up to CHAN_STAMP_MAX bytes, else up to
+ *           CHAN_SMALL bytes) goes on in the data lines as stamped
+ *           lines: word 0 the sequence number, words 1..7 the next 56
+ *           bytes; such a channel's slots are long enough for them.
  */
 struct chan_hdr {
 	uint64_t magic, nslots, cap, stride, size;

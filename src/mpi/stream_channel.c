@@ -433,26 +433,21 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
 	}
 	if (len <= CHAN_CHUNK)
 		copy_in(p, (uint8_t *)hdr + CXL_LINE, src, 0, len, dl);
-	/* the flag goes after a fence that puts the data in the pool. Up to
-	 * FLAG_DEFER_MAX bytes later (chan_flags_out), so that the sends of
-	 * a startall share one fence; a larger message's flag at once, so
-	 * that its receiver copies out while we write the next one */
-	if (len > FLAG_DEFER_MAX) {
-		chan_flags_out();
-		cxl_wfence(p);
-		cxl_nt_store64(p, hdr, flag_word(k, len));
-		chan_unfenced = true;
-		return MPI_SUCCESS;
-	}
+	/* the flag goes after a fence that puts the data in the pool
+	 * (chan_flags_out). Up to FLAG_DEFER_MAX bytes later, so that the
+	 * sends of a startall share one fence; a larger message's flag at
+	 * once, so that its receiver copies out while we write the next */
 	if (nflag_q == FLAGS_MAX)
 		chan_flags_out();
 	flag_q[nflag_q].at = hdr;
 	flag_q[nflag_q++].v = flag_word(k, len);
+	if (len > FLAG_DEFER_MAX)
+		chan_flags_out();
 	return MPI_SUCCESS;
 }
 
 /*
- * The flags of this thread's sends of more than CHAN_SMALL bytes: one
+ * The flags of this thread's sends that are not in stamped lines: one
  * fence puts the data of all of them in the pool, then each flag is
  * NT-stored. Called before anything that waits for another thread or
  * host (stream_spin, every wait's step), before a wait retires its

@@ -411,18 +411,12 @@ static void *progress(void *arg)
 	}
 }
 
-/* Host thread: wait until the progress thread's head reaches h. Spins
- * `spin` steps, then sleeps, leaving the core to the progress threads. */
-static void wait_head(struct stream_queue *q, uint64_t h, unsigned spin)
+/* Host thread: sleep until the progress thread's head reaches h,
+ * leaving the core to the progress threads. */
+static void wait_head(struct stream_queue *q, uint64_t h)
 {
-	unsigned spins = 0;
-
 	/* acquire: the thread's effects (received data) before head */
 	while (atomic_load_explicit(&q->head, memory_order_acquire) < h) {
-		if (spins < spin) {
-			stream_spin(&spins);
-			continue;
-		}
 		pthread_mutex_lock(&q->mu);
 		atomic_fetch_add(&q->waiters, 1);
 		/* the progress thread may sleep, leaving the queue to us */
@@ -451,7 +445,7 @@ static void push(struct stream_queue *q, const struct op *o)
 	 * waking for each one, and does not spin: that takes long, and
 	 * spinning would take a core from the progress threads */
 	if (t - atomic_load(&q->head) >= RING)
-		wait_head(q, t - RING / 2, 0);
+		wait_head(q, t - RING / 2);
 	q->ring[t % RING] = *o;
 	/* release the operation; seq_cst against q->sleeping (the thread
 	 * sets sleeping, then reads tail): one of us sees the other */
@@ -546,7 +540,7 @@ static void queue_run(struct stream_queue *q, uint64_t target)
 				sched_yield();
 				continue;
 			}
-			wait_head(q, target, 0); /* spun enough above */
+			wait_head(q, target); /* spun enough above */
 			break;
 		}
 		while ((h = atomic_load(&q->head)) < target &&

@@ -109,8 +109,8 @@ static void test_order(MPIS_Queue q)
 /* 2. sizes */
 static void test_sizes(MPIS_Queue q)
 {
-	/* the flag line (<= 48 B), stamped lines (<= 216 B), a slot,
-	 * chunks (> 64 KiB) */
+	/* the flag line (<= 48 B), stamped lines (up to 4 KiB: every
+	 * message of these channels), one slot (65536), chunks (> 64 KiB) */
 	static const int sizes[] = { 0,	  1,   8,    47,    48,
 				     49,  104, 105,  160,   161,
 				     216, 217, 4096, 65536, 1 << 20 };

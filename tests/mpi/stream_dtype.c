@@ -7,14 +7,14 @@
  * a stride, indexed with holes, a struct of mixed types, resized with a
  * negative lower bound, blocks out of memory order, a predefined type
  * with a hole (MPI_SHORT_INT), count > 1, vector into contiguous and
- * back, sizes through the flag line (<= 48 B), stamped lines (<= 216 B),
- * single-slot and chunked
- * (> 64 KiB) paths, and count 0. Every byte of the receive buffer is
- * checked against MPI_Unpack(MPI_Pack(the sender's buffer)) applied to
- * the same initial buffer: the data, and holes untouched. Then errors:
- * a send larger than its receive (MPI_ERR_TRUNCATE at matching), a size
- * over 1 GiB, and a non-contiguous allreduce.
- * Ends with "stream_dtype: N checks, M bad"; exit status 1 if M > 0.
+ * back, sizes through the flag line (<= 48 B), stamped lines (channels
+ * of up to 4 KiB), a single slot (8 KiB, gathered through the bounce
+ * buffer) and chunks (> 64 KiB), and count 0. Every byte of the receive buffer
+ * is checked against MPI_Unpack(MPI_Pack(the sender's buffer)) applied to the
+ * same initial buffer: the data, and holes untouched. Then errors: a send
+ * larger than its receive (MPI_ERR_TRUNCATE at matching), a size over 1 GiB,
+ * and a non-contiguous allreduce. Ends with "stream_dtype: N checks, M bad";
+ * exit status 1 if M > 0.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -199,6 +199,7 @@ static void test_cases(MPIS_Queue q)
 	MPI_Type_vector(512, 8, 16, MPI_BYTE, &mid);
 	mid = commit(mid);
 	cs[n++] = (struct dcase){ "4 KiB", mid, mid, 1, 1, 8192, 0 };
+	cs[n++] = (struct dcase){ "8 KiB one slot", mid, mid, 2, 2, 16384, 0 };
 	MPI_Type_vector(25600, 1, 2, MPI_DOUBLE, &big);
 	big = commit(big);
 	cs[n++] =
