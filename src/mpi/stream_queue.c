@@ -354,21 +354,28 @@ static void *progress(void *arg)
 		if (!host)
 			host_since = 0;
 		if (!empty && !host && take(q)) {
+			bool stop = false;
+
 			idle = 0;
-			h = atomic_load(&q->head); /* a host ran some? */
-			if (h != atomic_load(&q->tail)) {
+			/* run while there is work and no host thread wants
+			 * the queue (a host may have run some meanwhile) */
+			while ((h = atomic_load(&q->head)) !=
+			       atomic_load(&q->tail)) {
 				if (q->ring[h % RING].type == OP_STOP) {
-					/* our last flags out before we end */
-					chan_drain();
-					release(q);
-					return NULL;
+					stop = true;
+					break;
 				}
-				/* handed part of a wait over: complete our
-				 * stores before the other runner goes on */
-				if (!run_next(q, h, false))
-					chan_drain();
+				if (!run_next(q, h, false) ||
+				    host_takes_over(q))
+					break; /* handed over, or will be */
 			}
+			/* our flags and stores out before another runner can
+			 * go on: it may retire a send whose flag we hold,
+			 * and our fence is the one that orders our data */
+			chan_drain();
 			release(q);
+			if (stop)
+				return NULL;
 			continue;
 		}
 		/* going idle: complete this thread's unfenced flags and
