@@ -18,6 +18,10 @@
 #     (also with its state file lost and cxlrun not yet reaped),
 #     leave no namespace, link, pool file, run directory or process.
 # Without root it checks the fallback (one namespace) instead.
+# Throughout, CXLRUN_DIR also holds things cxlrun did not create: a
+# directory, a directory named like a run, a forged run of another user,
+# and a bystander process whose command line names CXLRUN_DIR; every run,
+# --cleanup and --cleanup-all must leave them all in place and alive.
 set -uo pipefail
 CXLRUN=$1 PINGPONG=$2 PROVDIR=$3 OPINGPONG=${4:-}
 export CXLRUN_DIR
@@ -51,6 +55,24 @@ host_ids() { grep -oE 'cxl-stats: .* host [0-9]+' "$1" | awk '{print $NF}' | sor
 
 root=0
 [ "$(id -u)" = 0 ] && root=1
+
+# bystanders: what cxlrun must never remove or kill
+mkdir -p "$CXLRUN_DIR/keep" "$CXLRUN_DIR/abcde"
+echo data >"$CXLRUN_DIR/keep/file"
+echo data >"$CXLRUN_DIR/abcde/state.json"
+mkdir -p "$CXLRUN_DIR/fedcb"
+printf '{"magic": "cxlrun-run-1", "id": "fedcb", "token": "%032d"}' 0 \
+	>"$CXLRUN_DIR/fedcb/cxlrun.run"
+[ $root = 1 ] && chown -R nobody "$CXLRUN_DIR/fedcb"
+python3 -c 'import time; time.sleep(3600)' "$CXLRUN_DIR/keep/x" \
+	"$CXLRUN_DIR/abcde/" &
+bystander=$!
+trap 'kill $bystander 2>/dev/null; rm -rf "$work"; "$CXLRUN" --cleanup-all >/dev/null 2>&1; rm -rf "$CXLRUN_DIR"' EXIT
+bystanders_intact() { # $1: when
+	check "[ -f '$CXLRUN_DIR/keep/file' ] && [ -f '$CXLRUN_DIR/abcde/state.json' ] && [ -f '$CXLRUN_DIR/fedcb/cxlrun.run' ]" \
+		"$1: cxlrun removed files it did not create: $(ls -R "$CXLRUN_DIR")"
+	check "kill -0 $bystander 2>/dev/null" "$1: cxlrun killed a bystander process"
+}
 
 # one run: $1 mpi, $2 transport, $3 program, then cxlrun options
 run_one() {
@@ -153,8 +175,14 @@ if [ $root = 1 ]; then
 	"$CXLRUN" --cleanup >"$work/cleanup3.out" 2>&1
 	check "[ \$(leftovers $id) = 0 ]" "after --cleanup of a run with no readable state, run $id left $(leftovers "$id") kind(s) of objects: $(cat "$work/cleanup3.out")"
 	wait "$spid" 2>/dev/null
+	bystanders_intact "runs and --cleanup"
+	"$CXLRUN" --cleanup-all >"$work/cleanup4.out" 2>&1
+	bystanders_intact "--cleanup-all"
 else
 	echo "test_cxlrun: not root: namespace and cleanup checks skipped"
+	bystanders_intact "runs"
+	"$CXLRUN" --cleanup-all >"$work/cleanup4.out" 2>&1
+	bystanders_intact "--cleanup-all"
 fi
 
 echo "test_cxlrun: $pass passed, $fail failed"
