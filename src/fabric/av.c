@@ -25,11 +25,12 @@ static int av_close(struct fid *fid)
 {
 	struct cxlfi_av *av = (struct cxlfi_av *)fid;
 
-	if (av->refs)
-		return -FI_EBUSY;
+	int rc = cxlfi_dom_close_child(av->dom, &av->refs);
+
+	if (rc)
+		return rc;
 	if (av->eq)
 		cxlfi_eq_ref(av->eq, -1);
-	av->dom->refs--;
 	free(rev_of(av)->map);
 	free(av->tab);
 	free(av);
@@ -308,7 +309,7 @@ int cxlfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av->fid.fid.context = context;
 	av->fid.fid.ops = &av_fi_ops;
 	av->fid.ops = &av_ops;
-	d->refs++;
+	cxlfi_dom_ref(d, 1);
 	*out = &av->fid;
 	return 0;
 }

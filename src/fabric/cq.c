@@ -475,15 +475,16 @@ static int cq_close(struct fid *fid)
 {
 	struct cxlfi_cq *cq = (struct cxlfi_cq *)fid;
 
-	if (cq->refs)
-		return -FI_EBUSY;
+	int rc = cxlfi_dom_close_child(cq->dom, &cq->refs);
+
+	if (rc)
+		return rc;
 	while (cq->err_head) {
 		struct cxlfi_cqerr *e = cq->err_head;
 
 		cq->err_head = e->next;
 		free(e);
 	}
-	cq->dom->refs--;
 	free(cq->eps);
 	free(cq->ring);
 	free(cq);
@@ -542,7 +543,7 @@ int cxlfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->fid.fid.context = context;
 	cq->fid.fid.ops = &cq_fi_ops;
 	cq->fid.ops = &cq_ops;
-	d->refs++;
+	cxlfi_dom_ref(d, 1);
 	*out = &cq->fid;
 	return 0;
 }
@@ -657,9 +658,10 @@ static int cntr_close(struct fid *fid)
 {
 	struct cxlfi_cntr *c = (struct cxlfi_cntr *)fid;
 
-	if (c->refs)
-		return -FI_EBUSY;
-	c->dom->refs--;
+	int rc = cxlfi_dom_close_child(c->dom, &c->refs);
+
+	if (rc)
+		return rc;
 	free(c->eps);
 	free(c);
 	return 0;
@@ -701,7 +703,7 @@ int cxlfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	c->fid.fid.context = context;
 	c->fid.fid.ops = &cntr_fi_ops;
 	c->fid.ops = &cntr_ops;
-	d->refs++;
+	cxlfi_dom_ref(d, 1);
 	*out = &c->fid;
 	return 0;
 }

@@ -200,6 +200,32 @@ static inline void cxlfi_dom_unlock(struct cxlfi_domain *d)
 		pthread_mutex_unlock(&d->lock);
 }
 
+/* An object of the domain opens (+1) or closes (-1). */
+static inline void cxlfi_dom_ref(struct cxlfi_domain *d, int delta)
+{
+	cxlfi_dom_lock(d);
+	d->refs += delta;
+	cxlfi_dom_unlock(d);
+}
+
+/*
+ * Closes an object of domain d whose bound-reference count is *refs:
+ * -FI_EBUSY while something is bound to it, else drops its reference on
+ * the domain. Both counts change under the domain lock, as binds do.
+ */
+static inline int cxlfi_dom_close_child(struct cxlfi_domain *d, const int *refs)
+{
+	int rc = 0;
+
+	cxlfi_dom_lock(d);
+	if (*refs)
+		rc = -FI_EBUSY;
+	else
+		d->refs--;
+	cxlfi_dom_unlock(d);
+	return rc;
+}
+
 struct cxlfi_av_entry {
 	struct cxlfi_addr addr;
 	bool valid;

@@ -66,6 +66,16 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			rc = -FI_EINVAL;
 			break;
 		}
+		/* one CQ per direction: a second bind would leak the first
+		 * CQ's reference and leave it on the progress list */
+		if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+		    ((flags & FI_RECV) && ep->rx_cq)) {
+			rc = -FI_EINVAL;
+			break;
+		}
+		rc = cxlfi_cq_attach_ep(cq, ep);
+		if (rc)
+			break;
 		/* one reference per direction bound */
 		if (flags & FI_TRANSMIT) {
 			ep->tx_cq = cq;
@@ -77,7 +87,6 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			ep->rx_cq_flags = flags;
 			cq->refs++;
 		}
-		rc = cxlfi_cq_attach_ep(cq, ep);
 		break;
 	}
 	case FI_CLASS_CNTR: {
@@ -388,9 +397,7 @@ int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->fid.tagged = &cxlfi_tagged_ops;
 	ep->fid.rma = &cxlfi_rma_ops;
 	ep->fid.atomic = &cxlfi_atomic_ops;
-	cxlfi_dom_lock(d);
-	d->refs++;
-	cxlfi_dom_unlock(d);
+	cxlfi_dom_ref(d, 1);
 	*out = &ep->fid;
 	return 0;
 }

@@ -126,9 +126,7 @@ static int poll_close(struct fid *fid)
 	if (ps->n)
 		return -FI_EBUSY; /* fi_poll_del its members first */
 	pthread_mutex_destroy(&ps->lock);
-	cxlfi_dom_lock(ps->dom);
-	ps->dom->refs--;
-	cxlfi_dom_unlock(ps->dom);
+	cxlfi_dom_ref(ps->dom, -1);
 	free(ps->m);
 	free(ps);
 	return 0;
@@ -165,9 +163,7 @@ int cxlfi_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 	ps->fid.fid.fclass = FI_CLASS_POLL;
 	ps->fid.fid.ops = &poll_fi_ops;
 	ps->fid.ops = &poll_ops;
-	cxlfi_dom_lock(d);
-	d->refs++;
-	cxlfi_dom_unlock(d);
+	cxlfi_dom_ref(d, 1);
 	*out = &ps->fid;
 	return 0;
 }

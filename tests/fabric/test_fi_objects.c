@@ -151,6 +151,35 @@ struct ep_set {
 };
 
 static int open_ep(struct fid_fabric *fabric, struct fi_info *info,
+		   struct ep_set *s);
+static void close_ep(struct ep_set *s);
+
+/*
+ * A direction takes one CQ: binding a second one fails and takes no
+ * reference, so the second CQ closes at once and the first stays busy
+ * while the endpoint lives.
+ */
+static void cq_rebind(struct fid_fabric *fabric)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_info *h = hints_new(), *info;
+	struct fid_cq *other;
+	struct ep_set s;
+
+	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info));
+	fi_freeinfo(h);
+	TRY(open_ep(fabric, info, &s));
+	TRY(fi_cq_open(s.dom, &cqa, &other, NULL));
+	CHECK(fi_ep_bind(s.ep, &other->fid, FI_TRANSMIT) == -FI_EINVAL);
+	CHECK(fi_ep_bind(s.ep, &other->fid, FI_RECV) == -FI_EINVAL);
+	CHECK(fi_close(&other->fid) == 0);
+	CHECK(fi_close(&s.cq->fid) == -FI_EBUSY);
+	/* the domain counts the endpoint, its CQ and its AV: busy */
+	CHECK(fi_close(&s.dom->fid) == -FI_EBUSY);
+	close_ep(&s);
+}
+
+static int open_ep(struct fid_fabric *fabric, struct fi_info *info,
 		   struct ep_set *s)
 {
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
@@ -474,6 +503,7 @@ int main(int argc, char **argv)
 	event_queue(fabric);
 	service_addresses(fabric);
 	poll_and_signal(fabric);
+	cq_rebind(fabric);
 	mr_counter(fabric);
 	hang_report(fabric);
 	TRY(fi_close(&fabric->fid));
