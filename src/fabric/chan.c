@@ -467,6 +467,7 @@ void cxlfi_chan_scan_inbox(struct cxlfi_ep *ep)
 			pe->rx = NULL;
 			continue;
 		}
+		pe->rx_broken = false; /* a new ring, checked afresh */
 		CXLFI_INFO(FI_LOG_EP_DATA, "channel %u -> %u attached\n", j,
 			   ep->index);
 		watch_sender(ep, pe, line[IB_GEN]);

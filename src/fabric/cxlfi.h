@@ -56,6 +56,8 @@
 extern struct fi_provider cxlfi_prov;
 
 #define CXLFI_WARN(subsys, ...) FI_WARN(&cxlfi_prov, subsys, __VA_ARGS__)
+/* report.c: on stderr at any log level (a cause the user must see) */
+void cxlfi_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define CXLFI_INFO(subsys, ...) FI_INFO(&cxlfi_prov, subsys, __VA_ARGS__)
 
 /* FI_CXL_* parameters (fi_cxl(7)), read once at fi_prov_ini/getinfo. */
@@ -429,8 +431,9 @@ struct cxlfi_peer {
 	bool mr_virt;	      /* its RMA addresses are virtual */
 	uint32_t rma_pending; /* RMA through the channel, not completed */
 	bool dead;
-	uint32_t gen; /* incarnation of the peer we deal with (0: none yet) */
-	size_t ntx;   /* queued sends */
+	bool rx_broken; /* its channel to us failed a check: not drained */
+	uint32_t gen;	/* incarnation of the peer we deal with (0: none yet) */
+	size_t ntx;	/* queued sends */
 	struct cxlfi_peer *next_active; /* list of peers with an rx ring */
 	struct cxlfi_peer *next_tx;	/* list of peers with queued sends */
 	bool in_active, in_txlist;
@@ -562,6 +565,8 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context);
 /* Fail everything pending with a peer found dead. */
 void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+/* Peer pe's channel to us is corrupt: what it would deliver fails. */
+void cxlfi_rx_broken(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 /* progress.c: progress, and closing an endpoint */
 void cxlfi_progress(struct cxlfi_ep *ep);
 void cxlfi_ep_unpublish(struct cxlfi_ep *ep);
@@ -577,6 +582,8 @@ struct cxlfi_upcalls {
 	void (*progress)(struct cxlfi_ep *ep);
 	/* recv.c, for heartbeat.c (a peer found dead) */
 	void (*peer_dead)(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+	/* recv.c, for progress.c (a channel failed its checks) */
+	void (*rx_broken)(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 	/* rma.c and atomic.c, for what arrives on a channel (recv.c) and
 	 * the peers that go away (send.c, chan.c); as declared below */
 	struct cxlfi_rx *(*rma_write_target)(struct cxlfi_ep *ep, uint64_t key,

@@ -359,6 +359,7 @@ static void upcalls_set(void)
 	cxlfi_up = (struct cxlfi_upcalls){
 		.progress = cxlfi_progress,
 		.peer_dead = cxlfi_peer_dead,
+		.rx_broken = cxlfi_rx_broken,
 		.rma_write_target = cxlfi_rma_write_target,
 		.rma_read_request = cxlfi_rma_read_request,
 		.rma_read_answer = cxlfi_rma_read_answer,

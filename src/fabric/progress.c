@@ -78,9 +78,7 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 			return;
 		}
 		if (rc) {
-			CXLFI_WARN(FI_LOG_EP_DATA,
-				   "channel from endpoint %u failed: %s\n",
-				   pe->index, cxl_errmsg());
+			cxlfi_up.rx_broken(ep, pe);
 			return;
 		}
 		cxlfi_stats.ring_msgs++;
@@ -157,7 +155,7 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 	if (ep->txpend)
 		cxlfi_tx_pending(ep);
 	for (struct cxlfi_peer *pe = ep->active; pe; pe = pe->next_active)
-		if (pe->rx)
+		if (pe->rx && !pe->rx_broken)
 			drain(ep, pe);
 	if (cxlfi_params.stats)
 		account_poll(&c0, cells0);
@@ -192,7 +190,8 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 			waiting = false;
 			for (struct cxlfi_peer *pe = ep->active; pe;
 			     pe = pe->next_active)
-				if (pe->rx && pe->ack_next && !pe->dead) {
+				if (pe->rx && pe->ack_next && !pe->dead &&
+				    !pe->rx_broken) {
 					drain(ep, pe);
 					waiting |= pe->ack_next;
 				}

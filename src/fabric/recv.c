@@ -393,15 +393,13 @@ static void fail_posted(struct cxlfi_ep *ep, struct cxlfi_rx *r, bool tagged,
 		free(r);
 }
 
-void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+/* Peer pe will deliver nothing more: the message in progress from it and
+ * the receives that only it can match fail with err. */
+static void fail_from_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int err)
 {
 	struct cxlfi_rx **lists[2] = { &ep->trecv, &ep->recv };
 
-	pe->dead = true;
-	cxlfi_tx_fail_peer(ep, pe);
-	/* a message from it that will never be finished */
-	cxlfi_rx_abort(ep, pe, FI_EHOSTUNREACH);
-	/* receives that can only be matched by it */
+	cxlfi_rx_abort(ep, pe, err);
 	for (int l = 0; l < 2; l++) {
 		struct cxlfi_rx *r = *lists[l], *prev = NULL;
 
@@ -415,11 +413,40 @@ void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 				continue;
 			}
 			rx_unlink(ep, l == 0, r, prev);
-			fail_posted(ep, r, l == 0, FI_EHOSTUNREACH);
+			fail_posted(ep, r, l == 0, err);
 			cxlfi_cntr_inc(ep->rx_cntr, true);
 			r = next;
 		}
 	}
+}
+
+void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	pe->dead = true;
+	cxlfi_tx_fail_peer(ep, pe);
+	fail_from_peer(ep, pe, FI_EHOSTUNREACH);
+}
+
+/*
+ * A channel whose cells fail the ring's checks (a corrupt length, stamp
+ * or header) cannot be resynchronised: nothing after the bad cell can be
+ * trusted. Reported once, on stderr; its receives fail with FI_EIO and
+ * progress stops reading it. Sends to the peer go on (our channel to it
+ * is another ring). A new incarnation of the sender attaches a new one.
+ */
+void cxlfi_rx_broken(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	const uint64_t *hdr = pe->epobj.pool ? pe->epobj.ptr : NULL;
+
+	cxlfi_report("the channel from endpoint %u (host %lld, pid %lld) to "
+		     "endpoint %u is corrupt: %s; receives from it fail with "
+		     "FI_EIO. Something wrote into the pool outside the "
+		     "protocol: check the jobs sharing it (cxlpool ls)",
+		     pe->index, hdr ? (long long)hdr[CXLFI_HDR_HOST] : -1ll,
+		     hdr ? (long long)hdr[CXLFI_HDR_PID] : -1ll, ep->index,
+		     cxl_errmsg());
+	pe->rx_broken = true;
+	fail_from_peer(ep, pe, FI_EIO);
 }
 
 static bool ux_matches(const struct cxlfi_unexp *u, bool tagged, fi_addr_t src,
