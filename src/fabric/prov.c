@@ -8,10 +8,12 @@
  * application asks for); fi_info structures come from fi_allocinfo, so
  * they have the core's size; prov_name is left to the core.
  */
+#include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cxlfi.h"
 
@@ -124,28 +126,67 @@ void cxlfi_pool_put(void)
  * fi_getinfo calls do not attach and detach each time. */
 static bool probe_ref;
 
+/* Does FI_PROVIDER ask for this provider by name? */
+static bool asked_for(void)
+{
+	const char *s = getenv("FI_PROVIDER");
+	size_t n = strlen(CXLFI_NAME);
+
+	while (s && *s) {
+		size_t len = strcspn(s, ",");
+
+		if (len == n && !strncmp(s, CXLFI_NAME, n))
+			return true;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return false;
+}
+
+/*
+ * Can the provider be offered? Why not goes to stderr once per process
+ * (an MPI library says only "getinfo failed"): a bad CXL_* value or a pool
+ * that cannot be attached always; an unset CXL_POOL only where
+ * FI_PROVIDER names cxl (elsewhere the provider is one of many that
+ * libfabric tries, and silence is right).
+ */
 int cxlfi_pool_probe(void)
 {
+	static bool said;
 	struct cxl_pool_opts o;
 	cxl_pool *p;
-	int rc;
 
 	if (probe_ref)
 		return 0;
 	if (cxl_opts_from_env(&o)) {
-		CXLFI_WARN(FI_LOG_CORE, "provider cxl disabled: %s\n",
-			   cxl_errmsg());
+		if (!said)
+			cxlfi_report("provider cxl disabled: %s", cxl_errmsg());
+		said = true;
 		return -FI_ENODATA;
 	}
 	if (!o.path[0]) {
-		CXLFI_INFO(FI_LOG_CORE,
-			   "provider cxl disabled: no pool "
-			   "configured; set CXL_POOL to /dev/daxX.Y or a pool "
-			   "file\n");
+		if (!said && asked_for())
+			cxlfi_report("provider cxl disabled: FI_PROVIDER names "
+				     "it but no pool is configured; set "
+				     "CXL_POOL to /dev/daxX.Y or a pool file "
+				     "(docs/env.md)");
+		else
+			CXLFI_INFO(FI_LOG_CORE,
+				   "provider cxl disabled: no pool configured; "
+				   "set CXL_POOL to /dev/daxX.Y or a pool "
+				   "file\n");
+		said = true;
 		return -FI_ENODATA;
 	}
-	if ((rc = cxlfi_pool_get(&p)))
+	if (cxlfi_pool_get(&p)) {
+		if (!said)
+			cxlfi_report("provider cxl disabled: cannot attach "
+				     "the pool %s: %s",
+				     o.path, cxl_errmsg());
+		said = true;
 		return -FI_ENODATA;
+	}
 	probe_ref = true;
 	return 0;
 }
@@ -164,50 +205,72 @@ static void cxlfi_cleanup(void)
  * offered (an invalid value is never replaced by a default silently). */
 static bool params_ok = true;
 
+/*
+ * FI_CXL_<name>: an integer in C syntax (0x allowed) within lo..hi. The
+ * raw variable is parsed here, not by libfabric, whose parser takes
+ * garbage and overflow silently; the definition still lists it in
+ * fi_info -e. A bad value is reported on stderr and disables the
+ * provider.
+ */
 static void param_size(const char *name, const char *help, size_t *v, size_t lo,
 		       size_t hi)
 {
-	size_t x;
+	char var[64], *end;
+	unsigned long long x;
+	const char *s;
 
 	fi_param_define(&cxlfi_prov, name, FI_PARAM_SIZE_T, "%s (default %zu)",
 			help, *v);
-	if (fi_param_get_size_t(&cxlfi_prov, name, &x) != FI_SUCCESS)
+	snprintf(var, sizeof(var), "FI_CXL_%s", name);
+	if (!(s = getenv(var)))
 		return;
-	if (x < lo || x > hi) {
-		CXLFI_WARN(FI_LOG_CORE,
-			   "FI_CXL_%s=%zu is out of range %zu..%zu; provider "
-			   "cxl disabled until it is fixed\n",
-			   name, x, lo, hi);
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (!*s || *end || *s == '-' || errno == ERANGE) {
+		cxlfi_report(
+			"%s='%s' is not a number of %zu..%zu; the provider "
+			"is disabled until it is fixed or unset (fi_cxl(7))",
+			var, s, lo, hi);
 		params_ok = false;
-		return;
+	} else if (x < lo || x > hi) {
+		cxlfi_report("%s=%s is out of range %zu..%zu; the provider is "
+			     "disabled until it is fixed or unset (fi_cxl(7))",
+			     var, s, lo, hi);
+		params_ok = false;
+	} else {
+		*v = (size_t)x;
 	}
-	*v = x;
+}
+
+/* FI_CXL_<name>: 0/1, yes/no, true/false or on/off, as libfabric's
+ * booleans; anything else is reported and disables the provider. */
+static void param_bool(const char *name, const char *help, int *v)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+	char var[64];
+	const char *s;
+
+	fi_param_define(&cxlfi_prov, name, FI_PARAM_BOOL, "%s (default %d)",
+			help, *v);
+	snprintf(var, sizeof(var), "FI_CXL_%s", name);
+	if (!(s = getenv(var)))
+		return;
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i]) || !strcasecmp(s, no[i])) {
+			*v = !strcasecmp(s, yes[i]);
+			return;
+		}
+	}
+	cxlfi_report("%s='%s' is not a boolean (0/1, yes/no, true/false, "
+		     "on/off); the provider is disabled until it is fixed or "
+		     "unset (fi_cxl(7))",
+		     var, s);
+	params_ok = false;
 }
 
 static void read_params(void)
 {
-	static const char *const names[] = {
-		"MAX_EPS",     "CELL_SIZE",    "CELLS",
-		"INBOX_POLL",  "UNEXP_LIMIT",  "PEER_TIMEOUT_MS",
-		"BULK_MIN",    "IDLE_POLLS",   "IDLE_SLEEP_US",
-		"INJECT_SIZE", "READ_SPIN_NS", "HANG_REPORT_MS",
-	};
-	/* An invalid value disables the provider (never a silent default):
-	 * check the raw variables before libfabric parses them. */
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char var[64], *end;
-		const char *s;
-
-		snprintf(var, sizeof(var), "FI_CXL_%s", names[i]);
-		s = getenv(var);
-		if (s && (!*s || (strtoull(s, &end, 0), *end))) {
-			CXLFI_WARN(FI_LOG_CORE,
-				   "%s='%s' is not a number; provider cxl "
-				   "disabled until it is fixed\n",
-				   var, s);
-			params_ok = false;
-		}
-	}
 	param_size("MAX_EPS", "endpoint indices per pool",
 		   &cxlfi_params.max_eps, 2, 65536);
 	param_size("CELL_SIZE", "bytes per ring cell (multiple of 64)",
@@ -241,15 +304,13 @@ static void read_params(void)
 		   "a CQ that waits this long with operations pending logs "
 		   "what they are (ms; 0: never)",
 		   &cxlfi_params.hang_report_ms, 0, (size_t)1 << 40);
-	fi_param_define(&cxlfi_prov, "STATS", FI_PARAM_BOOL,
-			"print message and coherence counts at fabric close "
-			"(default 0)");
-	fi_param_get_bool(&cxlfi_prov, "STATS", &cxlfi_params.stats);
+	param_bool("STATS",
+		   "print message and coherence counts at fabric close",
+		   &cxlfi_params.stats);
 	if (cxlfi_params.cell_size % 64) {
-		CXLFI_WARN(FI_LOG_CORE,
-			   "FI_CXL_CELL_SIZE=%zu is not a multiple of 64; "
-			   "provider cxl disabled\n",
-			   cxlfi_params.cell_size);
+		cxlfi_report("FI_CXL_CELL_SIZE=%zu is not a multiple of 64; "
+			     "the provider is disabled until it is fixed",
+			     cxlfi_params.cell_size);
 		params_ok = false;
 	}
 }

@@ -22,16 +22,14 @@ static struct pool_mem *mems;
 
 cxl_pool *get_pool(void)
 {
+	const struct cxlmpi_config *cfg = cxlmpi_config();
 	struct cxl_pool_opts o;
-	const char *e = getenv("CXLMPI_ALLOC_MEM");
 
 	if (pool_state)
 		return pool_state > 0 ? pool : NULL;
 	pool_state = -1;
-	if (e && !strcmp(e, "0"))
-		return NULL;
-	if (!getenv("CXL_POOL"))
-		return NULL; /* no pool configured: the MPI's allocator */
+	if (!cfg->alloc_mem || !cfg->pool)
+		return NULL; /* not wanted, or no pool: the MPI's allocator */
 	if (cxl_opts_from_env(&o) || cxl_pool_attach_shared(&o, &pool)) {
 		fprintf(stderr,
 			"libcxlmpi: cannot attach the pool (%s); MPI_Alloc_mem "

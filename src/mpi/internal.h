@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include "config.h"
 #include "cxlshm/cxlshm.h"
 
 /* One MPI_Alloc_mem allocation in the pool. */

@@ -12,11 +12,10 @@
 
 int MPI_Finalize(void)
 {
-	const char *s = getenv("CXLMPI_STATS");
 	struct cxl_coh_counters c;
 	int rank = 0;
 
-	if (s && strcmp(s, "0")) {
+	if (cxlmpi_config()->stats) {
 		PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 		cxl_coh_counters_get(&c);
 		fprintf(stderr,

@@ -25,8 +25,6 @@
 
 #define BEAT_MS 100
 #define WATCH_MS 50
-#define TIMEOUT_MS_DEFAULT 10000
-#define TIMEOUT_MS_MAX 86400000L
 
 /* life_mu: one get or put at a time, so that a get cannot start a new
  * thread while a put still joins the old one. beat_mu: the thread's
@@ -39,7 +37,6 @@ static bool beat_stop;
 static pthread_t beat_thread;
 static struct cxl_obj beat_obj;
 static char beat_name[STREAM_BEAT_NAME];
-static long timeout_ms = -1; /* -1: not read yet; 0: never */
 _Thread_local bool stream_peer_dead;
 
 static uint64_t now_ms(void)
@@ -75,28 +72,10 @@ static void *beat_main(void *arg)
 	return NULL;
 }
 
-/* CXLMPI_STREAM_PEER_TIMEOUT_MS, read once; -1 with a message if invalid */
+/* CXLMPI_STREAM_PEER_TIMEOUT_MS */
 static long peer_timeout(void)
 {
-	const char *e;
-	char *end;
-	long v;
-
-	if (timeout_ms >= 0)
-		return timeout_ms;
-	e = getenv("CXLMPI_STREAM_PEER_TIMEOUT_MS");
-	if (!e)
-		return timeout_ms = TIMEOUT_MS_DEFAULT;
-	v = strtol(e, &end, 10);
-	if (!*e || *end || v < 0 || v > TIMEOUT_MS_MAX) {
-		stream_fail(MPI_ERR_ARG,
-			    "CXLMPI_STREAM_PEER_TIMEOUT_MS=%s is not a number "
-			    "of milliseconds in 0..%ld (0: never); set it so "
-			    "or unset it (%d)",
-			    e, TIMEOUT_MS_MAX, TIMEOUT_MS_DEFAULT);
-		return -1;
-	}
-	return timeout_ms = v;
+	return cxlmpi_config()->stream_peer_timeout_ms;
 }
 
 int beat_get(char name[STREAM_BEAT_NAME])
@@ -106,8 +85,6 @@ int beat_get(char name[STREAM_BEAT_NAME])
 
 	if (!p)
 		return MPIS_NOT_READY;
-	if (peer_timeout() < 0)
-		return MPI_ERR_ARG;
 	pthread_mutex_lock(&life_mu);
 	if (!beat_refs) {
 		stream_obj_name(beat_name, sizeof(beat_name), "beat");
@@ -204,7 +181,7 @@ int watch_peer(struct beat_watch *w, const char *name, int rank,
 	if (++w->polls & 63)
 		return MPI_SUCCESS;
 	now = now_ms();
-	if (now - w->look_ms < WATCH_MS || !timeout_ms)
+	if (now - w->look_ms < WATCH_MS || !peer_timeout())
 		return MPI_SUCCESS;
 	w->look_ms = now;
 	if (!w->obj.pool) {
@@ -234,7 +211,7 @@ int watch_peer(struct beat_watch *w, const char *name, int rank,
 		w->moved_ms = now;
 		return MPI_SUCCESS;
 	}
-	if (now - w->moved_ms <= (uint64_t)timeout_ms)
+	if (now - w->moved_ms <= (uint64_t)peer_timeout())
 		return MPI_SUCCESS;
 	stream_fail(MPI_ERR_OTHER,
 		    "%s: rank %d has shown no heartbeat for %llu ms "
@@ -242,7 +219,7 @@ int watch_peer(struct beat_watch *w, const char *name, int rank,
 		    "the queue fails. Raise the timeout if the rank may be "
 		    "descheduled that long",
 		    what, rank, (unsigned long long)(now - w->moved_ms),
-		    timeout_ms);
+		    peer_timeout());
 	stream_peer_dead = true;
 	return MPI_ERR_OTHER;
 }

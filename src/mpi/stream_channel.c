@@ -30,16 +30,11 @@ static uint64_t round_line(uint64_t n)
 #define SLOTS_SMALL_CAP 4096u
 static uint64_t slots_from_env(uint64_t cap)
 {
-	const char *e = getenv("CXLMPI_STREAM_SLOTS");
-	char *end;
-	long v;
+	uint32_t v = cxlmpi_config()->stream_slots;
 
-	if (!e)
+	if (!v)
 		return cap <= SLOTS_SMALL_CAP ? STREAM_MAX_SLOTS : 4;
-	v = strtol(e, &end, 10);
-	if (!*e || *end || v < 1 || v > STREAM_MAX_SLOTS)
-		return 0;
-	return (uint64_t)v;
+	return v;
 }
 
 /* this thread has issued write-backs or NT stores that no fence has
@@ -106,13 +101,6 @@ int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d)
 		return MPIS_NOT_READY;
 	memset(c, 0, sizeof(*c));
 	c->nslots = slots_from_env(cap);
-	if (!c->nslots)
-		return stream_fail(MPI_ERR_ARG,
-				   "CXLMPI_STREAM_SLOTS=%s is not a number of "
-				   "slots in 1..%d; set it so or unset it (16 "
-				   "up to 4 KiB per message, else 4)",
-				   getenv("CXLMPI_STREAM_SLOTS"),
-				   STREAM_MAX_SLOTS);
 	c->cap = cap;
 	c->stride = slot_stride(cap);
 	stream_obj_name(c->name, sizeof(c->name), "chan");

@@ -29,7 +29,6 @@
 /* progress thread: spin this long while a host thread runs the queue,
  * then sleep */
 #define HOST_SPIN_NS 10000
-#define WAIT_SPINS_MAX 1000000000L
 
 MPIS_Queue ACTIVE_QUEUE = MPIS_QUEUE_NULL;
 
@@ -86,7 +85,7 @@ cxl_pool *stream_pool(void)
 	if (spool)
 		return spool;
 	spool = get_pool();
-	if (spool || !getenv("CXL_POOL"))
+	if (spool || !cxlmpi_config()->pool)
 		return spool;
 	/* MPI_Alloc_mem is not in the pool (CXLMPI_ALLOC_MEM=0): attach */
 	if (cxl_opts_from_env(&o) || cxl_pool_attach_shared(&o, &spool)) {
@@ -467,8 +466,6 @@ static void push(struct stream_queue *q, const struct op *o)
 int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
 {
 	struct stream_queue *q;
-	const char *e;
-	long spins = WAIT_SPINS;
 
 	(void)extra; /* the stream of a GPU backend */
 	if (!queue)
@@ -487,24 +484,11 @@ int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
 		return stream_fail(MPIS_NOT_READY,
 				   "no pool: set CXL_POOL (and run with the "
 				   "cxl provider) to use stream queues");
-	e = getenv("CXLMPI_STREAM_WAIT_SPINS");
-	if (e) {
-		char *end;
-
-		spins = strtol(e, &end, 10);
-		if (!*e || *end || spins < 0 || spins > WAIT_SPINS_MAX)
-			return stream_fail(
-				MPI_ERR_ARG,
-				"CXLMPI_STREAM_WAIT_SPINS=%s is not "
-				"a number of spins in 0..%ld; set it "
-				"so or unset it (%d)",
-				e, WAIT_SPINS_MAX, WAIT_SPINS);
-	}
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return MPI_ERR_NO_MEM;
 	q->type = type;
-	q->wait_spins = (unsigned)spins;
+	q->wait_spins = cxlmpi_config()->stream_wait_spins;
 	atomic_init(&q->wake_at, UINT64_MAX);
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);

@@ -81,34 +81,6 @@ static void untrack(struct pool_win *w)
 	free(w);
 }
 
-/* CXLMPI_SYNC_TIMEOUT_MS: how long a synchronization waits for a peer. */
-static uint32_t sync_timeout(MPI_Comm comm)
-{
-	const char *s = getenv("CXLMPI_SYNC_TIMEOUT_MS");
-	unsigned long v;
-	char *end;
-
-	if (!s || !*s)
-		return 600000;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*end || errno || v > UINT32_MAX) {
-		fprintf(stderr,
-			"libcxlmpi: CXLMPI_SYNC_TIMEOUT_MS='%s' is not a "
-			"number of milliseconds (0 to %u; 0 waits forever)\n",
-			s, UINT32_MAX);
-		PMPI_Abort(comm, 1);
-	}
-	return (uint32_t)v;
-}
-
-static bool direct_wanted(void)
-{
-	const char *s = getenv("CXLMPI_DIRECT_RMA");
-
-	return !s || strcmp(s, "0");
-}
-
 /* Rank 0 creates the window's synchronization object, zeroed; every rank
  * opens it and checks its header. Collective; false if any rank failed. */
 static bool open_sync(struct win_direct *d, MPI_Comm comm, bool ok)
@@ -187,7 +159,7 @@ int direct_setup(struct pool_win *w, MPI_Comm comm, uint8_t *mine,
 	int n;
 
 	PMPI_Comm_size(comm, &n);
-	ok = w && pool && direct_wanted() &&
+	ok = w && pool && cxlmpi_config()->direct_rma &&
 	     (size == 0 || cxl_pool_offset(pool, mine) != UINT64_MAX);
 	if (pool)
 		cxl_pool_info(pool, &pi);
@@ -229,7 +201,7 @@ int direct_setup(struct pool_win *w, MPI_Comm comm, uint8_t *mine,
 		}
 		PMPI_Comm_rank(comm, &d->me);
 		d->n = n;
-		d->timeout_ms = sync_timeout(comm);
+		d->timeout_ms = cxlmpi_config()->sync_timeout_ms;
 		ok = open_sync(d, comm, ok);
 	}
 	free(all);
@@ -272,7 +244,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
 	int ok;
 
 	/* every rank takes the same branch: the environment is the job's */
-	if (rc != MPI_SUCCESS || !getenv("CXL_POOL"))
+	if (rc != MPI_SUCCESS || !cxlmpi_config()->pool)
 		return rc;
 	in_pool = get_pool() &&
 		  (size == 0 || cxl_pool_offset(pool, base) != UINT64_MAX);

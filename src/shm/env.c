@@ -104,9 +104,10 @@ static int env_u64(const char *var, uint64_t lo, uint64_t hi, uint64_t *out,
 		v = strtoull(s, &end, 10);
 		if (!isdigit((unsigned char)*s) || errno || *end)
 			return cxl_seterr(CXL_EENV,
-					  "%s='%s' is not a non-negative "
-					  "integer",
-					  var, s);
+					  "%s='%s' is not a number: use a "
+					  "whole number from %llu to %llu",
+					  var, s, (unsigned long long)lo,
+					  (unsigned long long)hi);
 	}
 	if (v < lo || v > hi)
 		return cxl_seterr(CXL_EENV,
@@ -131,8 +132,8 @@ static int env_str(const char *var, char *dst, size_t cap)
 				  var);
 	if (strlen(s) >= cap)
 		return cxl_seterr(CXL_EENV,
-				  "%s is %zu bytes long; the limit is "
-				  "%zu",
+				  "%s is %zu bytes long: use at most %zu "
+				  "bytes",
 				  var, strlen(s), cap - 1);
 	strcpy(dst, s);
 	return CXL_OK;
