@@ -8,7 +8,7 @@
  *   cxlpool ls     [POOL] [--job JOB]
  *   cxlpool gc     [POOL] [--dead-host N]
  *   cxlpool rm     [POOL] [NAME...] [--force]
- *   cxlpool fsck   [POOL]
+ *   cxlpool fsck   [POOL] [--repair]
  *
  * POOL defaults to $CXL_POOL; every other CXL_* variable applies too
  * (docs/env.md). Exit status: 0 success, 1 operation failed, 2 usage.
@@ -44,8 +44,11 @@ static void usage(FILE *f)
 	      "           (default $CXL_JOB, else global)\n"
 	      "           without: remove the pool and its run files\n"
 	      "           --force         remove even while processes attach\n"
-	      "  fsck     rebuild the index and allocator from the object\n"
-	      "           table, and report what was inconsistent\n"
+	      "  fsck     check the object table, index and allocator against\n"
+	      "           each other and list what is inconsistent; writes\n"
+	      "           nothing (exit 1 if anything is)\n"
+	      "           --repair        then rebuild the index and allocator\n"
+	      "                           from the object table\n"
 	      "\n"
 	      "POOL defaults to $CXL_POOL. CXL_HOST_ID, CXL_JOB, CXL_RUNDIR\n"
 	      "and the other variables of docs/env.md apply.\n",
@@ -164,6 +167,37 @@ static int print_obj(const struct cxl_obj_stat *st, void *arg)
 	return 0;
 }
 
+static void print_problem(const char *problem, void *arg)
+{
+	(void)arg;
+	printf("problem: %s\n", problem);
+}
+
+/* fsck: list the inconsistencies; with repair, rebuild and check again.
+ * Exit 1 while any remains (or when only a check found some). */
+static int cmd_fsck(cxl_pool *p, int repair)
+{
+	uint64_t found, dropped, left;
+
+	if (cxl_arena_check(p, print_problem, NULL, &found))
+		return fail("fsck");
+	if (!repair) {
+		printf("%" PRIu64 " problem(s)%s\n", found,
+		       found ? "; run 'cxlpool fsck --repair' to rebuild the "
+			       "index and allocator from the object table"
+			     : "");
+		return found ? 1 : 0;
+	}
+	if (cxl_arena_repair(p, &dropped))
+		return fail("fsck --repair");
+	if (cxl_arena_check(p, print_problem, NULL, &left))
+		return fail("fsck");
+	printf("%" PRIu64 " problem(s) found; repaired (%" PRIu64
+	       " impossible object entr%s dropped); %" PRIu64 " left\n",
+	       found, dropped, dropped == 1 ? "y" : "ies", left);
+	return left ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -174,12 +208,13 @@ int main(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "job", required_argument, NULL, 'j' },
 		{ "dead-host", required_argument, NULL, 'd' },
+		{ "repair", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct cxl_pool_opts o;
 	const char *cmd, *job = NULL;
-	int force = 0, dead = -1, c, rc = 0;
+	int force = 0, dead = -1, repair = 0, c, rc = 0;
 	cxl_pool *p;
 	uint64_t v;
 
@@ -228,6 +263,9 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			job = optarg;
+			break;
+		case 'r':
+			repair = 1;
 			break;
 		case 'd':
 			if (cxl_parse_size(optarg, &v) || v > 4095) {
@@ -310,15 +348,7 @@ int main(int argc, char **argv)
 			else
 				printf("destroyed %s\n", argv[optind]);
 	} else {
-		uint64_t problems;
-
-		if (cxl_arena_repair(p, &problems))
-			rc = fail("fsck");
-		else
-			printf("%" PRIu64 " problem(s) found and repaired\n",
-			       problems);
-		if (!rc && problems)
-			rc = 1;
+		rc = cmd_fsck(p, repair);
 	}
 	cxl_pool_detach(p);
 	return rc;

@@ -117,10 +117,20 @@ int cxl_arena_gc(cxl_pool *p, int dead_host, uint64_t *procs_reclaimed,
 		 uint64_t *objs_reclaimed);
 
 /*
- * Check the metadata and rebuild the hash index and allocator from the
- * object table (the source of truth). Used after a process died inside the
- * arena lock; cxlpool fsck calls it. problems receives the number of
- * inconsistencies found (0 for a clean pool).
+ * Check, without writing: the object table, its counters and free list,
+ * the hash index, and the allocator's free lists and order map, against
+ * each other. Each inconsistency is described to fn (if not NULL);
+ * problems receives their number (0 for a clean pool). `cxlpool fsck`.
+ */
+typedef void (*cxl_check_report_fn)(const char *problem, void *arg);
+int cxl_arena_check(cxl_pool *p, cxl_check_report_fn fn, void *arg,
+		    uint64_t *problems);
+
+/*
+ * Rebuild the hash index and allocator from the object table (the source
+ * of truth), dropping impossible entries. Used after a process died inside
+ * the arena lock; `cxlpool fsck --repair` calls it after cxl_arena_check.
+ * problems receives the number of object entries it had to drop.
  */
 int cxl_arena_repair(cxl_pool *p, uint64_t *problems);
 

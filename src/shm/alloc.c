@@ -17,6 +17,7 @@
  * use; a failed check returns CXL_ECORRUPT and changes nothing further.
  * Caller holds the arena lock. All reads invalidate, all writes write back.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -353,4 +354,86 @@ uint64_t cxl_heap_largest_free(struct cxl_pool *p)
 			return bsize((unsigned)o);
 	}
 	return 0;
+}
+
+/* The extent of ext[0..n) (sorted) that overlaps [off, off+len), or NULL. */
+static const struct heap_extent *overlap(const struct heap_extent *ext,
+					 size_t n, uint64_t off, uint64_t len)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) { /* first extent that ends after off */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ext[mid].off + ext[mid].asize <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ext[lo].off < off + len ? &ext[lo] : NULL;
+}
+
+void cxl_heap_check(struct cxl_pool *p, const struct heap_extent *ext, size_t n,
+		    cxl_check_report_fn report, void *arg)
+{
+	struct arena_ctl *c = pool_ctl(p);
+	uint64_t free_bytes = 0, used = 0;
+	unsigned mo = max_order(p);
+	char msg[200];
+
+#define SAY(...)                                         \
+	do {                                             \
+		snprintf(msg, sizeof(msg), __VA_ARGS__); \
+		report(msg, arg);                        \
+	} while (0)
+	md_rd(p, c, sizeof(*c));
+	for (unsigned o = 0; o <= BUDDY_MAX_ORDER; o++) {
+		uint64_t link = c->free_head[o], prev = 0, steps = 0;
+		uint64_t limit = o <= mo ? p->hdr.heap_size / bsize(o) : 0;
+
+		for (; link && steps <= limit; steps++) {
+			struct free_blk *b;
+
+			if (o > mo || check_link(p, link, o)) {
+				SAY("free list of order %u: %s", o,
+				    cxl_errmsg());
+				break;
+			}
+			b = blk(p, link - 1);
+			if (b->prev != prev) {
+				SAY("free list of order %u: block at %llu "
+				    "has a wrong back link",
+				    o, (unsigned long long)(link - 1));
+				break;
+			}
+			if (overlap(ext, n, link - 1, bsize(o)))
+				SAY("free block at heap offset %llu (order "
+				    "%u) overlaps a live object",
+				    (unsigned long long)(link - 1), o);
+			free_bytes += bsize(o);
+			prev = link;
+			link = b->next;
+		}
+		if (link && steps > limit)
+			SAY("free list of order %u has a cycle", o);
+	}
+	md_rd(p, &c->heap_free, sizeof(c->heap_free));
+	if (free_bytes != c->heap_free)
+		SAY("the heap's free count says %llu bytes; its free lists "
+		    "hold %llu",
+		    (unsigned long long)c->heap_free,
+		    (unsigned long long)free_bytes);
+	for (size_t i = 0; i < n; i++) {
+		used += ext[i].asize;
+		if (!(om_get(p, ext[i].off) & OM_ALLOC))
+			SAY("the order map does not mark object %llu at heap "
+			    "offset %llu allocated",
+			    (unsigned long long)ext[i].idx,
+			    (unsigned long long)ext[i].off);
+	}
+	if (free_bytes + used != ALIGN_DOWN(p->hdr.heap_size, GRAN))
+		SAY("%llu heap bytes are neither free nor in an object",
+		    (unsigned long long)(ALIGN_DOWN(p->hdr.heap_size, GRAN) -
+					 free_bytes - used));
+#undef SAY
 }

@@ -188,6 +188,10 @@ struct heap_extent {
 int cxl_heap_rebuild(struct cxl_pool *p, const struct heap_extent *ext,
 		     size_t n);
 uint64_t cxl_heap_largest_free(struct cxl_pool *p);
+/* Free lists, free count and order map against the live extents ext
+ * (sorted, valid), each inconsistency to report; writes nothing. */
+void cxl_heap_check(struct cxl_pool *p, const struct heap_extent *ext, size_t n,
+		    cxl_check_report_fn report, void *arg);
 /* Granule size rounding used for asize. */
 uint64_t cxl_heap_round(uint64_t size, uint64_t align);
 
@@ -215,6 +219,9 @@ int cxl_arena_attach_proc(struct cxl_pool *p);
 void cxl_arena_detach_proc(struct cxl_pool *p);
 int cxl_arena_reclaim_jobs(struct cxl_pool *p, uint64_t *objs);
 int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems);
+/* check.c: what repair would rebuild, compared without writing */
+int cxl_arena_check_locked(struct cxl_pool *p, cxl_check_report_fn fn,
+			   void *arg, uint64_t *problems);
 void cxl_obj_release_locked(struct cxl_pool *p, uint64_t idx);
 /* hashidx.c: the hash index (caller holds the arena lock). */
 uint64_t cxl_hash_key(const char *name, uint64_t job_id);

@@ -54,6 +54,7 @@ out=$("$CXLPOOL" ls); ok has "obj1" "$out"
 ok "$CXLPOOL" rm obj0 obj1
 out=$("$CXLPOOL" rm obj0 2>&1); ok has "CXL_ENOENT" "$out"
 out=$("$CXLPOOL" fsck); ok has "0 problem" "$out"
+out=$("$CXLPOOL" fsck --repair); ok has "0 problem(s) found; repaired .* 0 left" "$out"
 
 # errors: bad option values and bad environment, each named
 out=$("$CXLPOOL" gc --dead-host banana 2>&1); ok has "dead-host" "$out"

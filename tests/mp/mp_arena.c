@@ -269,6 +269,9 @@ int main(int argc, char **argv)
 	qsort(exts, nexts, sizeof(*exts), cmp_ext);
 	for (size_t i = 1; i < nexts; i++)
 		CHECK(exts[i - 1].off + exts[i - 1].len <= exts[i].off);
+	/* every derived structure agrees with the table after the race */
+	CHECK_RC(cxl_arena_check(p, NULL, NULL, &problems), CXL_OK);
+	CHECK(problems == 0);
 	CHECK_RC(cxl_arena_repair(p, &problems), CXL_OK);
 	CHECK(problems == 0);
 	printf("%llu live objects verified, %zu extents disjoint\n",

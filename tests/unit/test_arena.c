@@ -303,9 +303,57 @@ static void test_jobs(const struct tpool *tp)
 	cxl_pool_detach(g);
 }
 
+static void count_problem(const char *problem, void *arg)
+{
+	(void)problem;
+	++*(uint64_t *)arg;
+}
+
+/* The check finds a free-list head or an object free list that points
+ * into the wrong place, without following it anywhere harmful. */
+static void test_check_links(const struct tpool *tp)
+{
+	cxl_pool *p = attach(tp, 0, NULL);
+	struct arena_ctl *c = pool_ctl(p);
+	uint64_t problems = 0, saved_head, saved_free;
+	struct cxl_obj o;
+	int order = -1;
+
+	REQUIRE(cxl_obj_create(p, "links", 4096, 0, &o) == CXL_OK);
+	cxl_inval(p, c, sizeof(*c));
+	for (int k = 0; k <= (int)BUDDY_MAX_ORDER && order < 0; k++)
+		if (c->free_head[k])
+			order = k;
+	REQUIRE(order >= 0);
+	saved_head = c->free_head[order];
+	saved_free = c->obj_free;
+	/* a head into the middle of the live object, and one past the heap */
+	for (int k = 0; k < 2; k++) {
+		c->free_head[order] = k ? p->hdr.heap_size * 2 + 1 : o.off + 65;
+		cxl_flush(p, c, sizeof(*c));
+		CHECK_RC(cxl_arena_check(p, NULL, NULL, &problems), CXL_OK);
+		CHECK(problems >= 1);
+	}
+	c->free_head[order] = saved_head;
+	/* an object free list that names a live entry */
+	c->obj_free = 1;
+	cxl_flush(p, c, sizeof(*c));
+	CHECK_RC(cxl_arena_check(p, NULL, NULL, &problems), CXL_OK);
+	CHECK(problems >= 1);
+	c->obj_free = saved_free;
+	cxl_flush(p, c, sizeof(*c));
+	cxl_wfence(p);
+	CHECK_RC(cxl_arena_check(p, NULL, NULL, &problems), CXL_OK);
+	CHECK(problems == 0);
+	cxl_obj_close(&o);
+	cxl_obj_destroy(p, "links");
+	cxl_pool_detach(p);
+}
+
 /* Repair rebuilds a wrecked index and free lists from the object table. */
 static void test_repair(const struct tpool *tp)
 {
+	uint64_t reported = 0;
 	cxl_pool *p = attach(tp, 0, NULL);
 	struct cxl_obj o[8];
 	struct cxl_arena_stat as0, as1;
@@ -321,6 +369,9 @@ static void test_repair(const struct tpool *tp)
 	}
 	cxl_obj_destroy(p, "r3");
 	CHECK_RC(cxl_arena_stat(p, &as0), CXL_OK);
+	CHECK_RC(cxl_arena_check(p, count_problem, &reported, &problems),
+		 CXL_OK);
+	CHECK(problems == 0 && reported == 0);
 	CHECK_RC(cxl_arena_repair(p, &problems), CXL_OK);
 	CHECK(problems == 0);
 	CHECK_RC(cxl_arena_stat(p, &as1), CXL_OK);
@@ -344,7 +395,22 @@ static void test_repair(const struct tpool *tp)
 
 		CHECK_RC(cxl_obj_open(p, "r1", &x), CXL_ENOENT);
 	}
+	/* the check finds it, says so per problem, and writes nothing:
+	 * a second check finds the same, and the object is still lost */
+	CHECK_RC(cxl_arena_check(p, count_problem, &reported, &problems),
+		 CXL_OK);
+	CHECK(problems >= 7 && reported == problems);
+	{
+		uint64_t again = 0;
+		struct cxl_obj x;
+
+		CHECK_RC(cxl_arena_check(p, NULL, NULL, &again), CXL_OK);
+		CHECK(again == problems);
+		CHECK_RC(cxl_obj_open(p, "r1", &x), CXL_ENOENT);
+	}
 	CHECK_RC(cxl_arena_repair(p, &problems), CXL_OK);
+	CHECK_RC(cxl_arena_check(p, NULL, NULL, &problems), CXL_OK);
+	CHECK(problems == 0);
 	CHECK_RC(cxl_arena_stat(p, &as1), CXL_OK);
 	CHECK(as1.live == as0.live && as1.heap_free == as0.heap_free);
 	for (int i = 0; i < 8; i++) {
@@ -440,6 +506,7 @@ int main(int argc, char **argv)
 	test_full_and_reuse(&tp);
 	test_meta_full(&tp);
 	test_jobs(&tp);
+	test_check_links(&tp);
 	test_repair(&tp);
 	test_die_in_lock(&tp);
 	tpool_cleanup(&tp);
