@@ -39,7 +39,9 @@ static void usage(FILE *f)
 	      "           of jobs with no live process\n"
 	      "           --dead-host N   first declare host N dead (it crashed\n"
 	      "                           or was rebooted): frees its lock\n"
-	      "                           ticket, processes and job objects\n"
+	      "                           ticket, processes and job objects;\n"
+	      "                           refused while its heartbeat moves,\n"
+	      "                           unless --force\n"
 	      "  rm       with NAMEs: destroy those objects of job --job JOB\n"
 	      "           (default $CXL_JOB, else global)\n"
 	      "           without: remove the pool and its run files\n"
@@ -54,6 +56,9 @@ static void usage(FILE *f)
 	      "and the other variables of docs/env.md apply.\n",
 	      f);
 }
+
+/* gc --dead-host: how long a host's heartbeat is watched (3 beats) */
+#define ALIVE_WINDOW_MS 350u
 
 static int fail(const char *what)
 {
@@ -334,8 +339,21 @@ int main(int argc, char **argv)
 			printf("no objects\n");
 	} else if (!strcmp(cmd, "gc")) {
 		uint64_t np, no;
+		int alive = dead >= 0 && !force
+				    ? cxl_host_alive(p, (uint32_t)dead,
+						     ALIVE_WINDOW_MS)
+				    : 0;
 
-		if (cxl_arena_gc(p, dead, &np, &no))
+		if (alive > 0) {
+			fprintf(stderr,
+				"cxlpool gc: --dead-host %d: host %d is alive "
+				"(a process of it beat within %u ms); "
+				"declaring it dead would fail its running "
+				"jobs. Use it once the host has crashed or "
+				"was rebooted, or add --force\n",
+				dead, dead, ALIVE_WINDOW_MS);
+			rc = 1;
+		} else if (alive < 0 || cxl_arena_gc(p, dead, &np, &no))
 			rc = fail("gc");
 		else
 			printf("reclaimed %" PRIu64 " dead process slot(s) and "

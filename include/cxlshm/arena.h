@@ -117,6 +117,17 @@ int cxl_arena_gc(cxl_pool *p, int dead_host, uint64_t *procs_reclaimed,
 		 uint64_t *objs_reclaimed);
 
 /*
+ * Host liveness. A process whose host is alive calls cxl_host_beat now
+ * and then (the libfabric provider's heartbeat thread does, every 100
+ * ms): it stores this host's clock into its host table entry. Any host
+ * can then tell whether host h is alive: cxl_host_alive watches that
+ * word for window_ms and returns 1 if it moved, 0 if not (a crashed
+ * host, or one none of whose processes beats), or a negative CXL_E*.
+ */
+void cxl_host_beat(cxl_pool *p);
+int cxl_host_alive(cxl_pool *p, uint32_t host, unsigned window_ms);
+
+/*
  * Check, without writing: the object table, its counters and free list,
  * the hash index, and the allocator's free lists and order map, against
  * each other. Each inconsistency is described to fn (if not NULL);

@@ -39,6 +39,9 @@ static void *hb_main(void *arg)
 			cxl_flag_set(hb_eps[i]->dom->pool, &hdr[CXLFI_HDR_BEAT],
 				     beat);
 		}
+		/* the host is alive too (cxlpool gc --dead-host asks) */
+		if (hb_n)
+			cxl_host_beat(hb_eps[0]->dom->pool);
 		pthread_mutex_unlock(&hb_lock);
 		nanosleep(&ts, NULL);
 		pthread_mutex_lock(&hb_lock);

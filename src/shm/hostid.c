@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -334,6 +335,39 @@ void cxl_host_release_locked(struct cxl_pool *p, uint32_t s)
 	cxl_nt_store64(p, &h->claim_x, 0);
 	cxl_nt_store64(p, &h->claim_y, 0);
 	cxl_wfence(p);
+}
+
+CXL_EXPORT void cxl_host_beat(cxl_pool *p)
+{
+	struct host_ent *h;
+
+	if (!p || p->host_id >= p->hdr.max_hosts)
+		return;
+	h = pool_host(p, p->host_id);
+	/* line 0 is this host's alone (bakery): a non-temporal store, which
+	 * the fence sends on its way rather than leaving it combining */
+	cxl_nt_store64(p, &h->beat, cxl_now_ns());
+	cxl_wfence(p);
+}
+
+CXL_EXPORT int cxl_host_alive(cxl_pool *p, uint32_t host, unsigned window_ms)
+{
+	const struct timespec step = { 0, 10 * 1000000L };
+	uint64_t t0, first;
+	struct host_ent *h;
+
+	if (!p || host >= p->hdr.max_hosts)
+		return cxl_seterr(CXL_EINVAL, "cxl_host_alive: no host %u",
+				  host);
+	h = pool_host(p, host);
+	first = cxl_nt_load64(p, &h->beat);
+	t0 = cxl_now_ns();
+	while (cxl_now_ns() - t0 < (uint64_t)window_ms * 1000000u) {
+		nanosleep(&step, NULL);
+		if (cxl_nt_load64(p, &h->beat) != first)
+			return 1;
+	}
+	return 0;
 }
 
 CXL_EXPORT int cxl_host_list(cxl_pool *p, cxl_host_visit_fn fn, void *arg)

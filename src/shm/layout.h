@@ -82,7 +82,8 @@ struct host_ent {
 	/* line 0: bakery lock, written only by the owner, non-temporal */
 	uint64_t choosing;
 	uint64_t number;
-	uint64_t pad0[6];
+	uint64_t beat; /* the owner's clock at its last cxl_host_beat */
+	uint64_t pad0[5];
 	/* line 1: status, written under the arena lock by the owner */
 	char nodename[48];
 	uint64_t status; /* HOST_* */

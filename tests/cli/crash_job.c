@@ -2,10 +2,13 @@
 /*
  * Helper for test_cxlpool.sh: attach (pool and job from the environment),
  * create N objects named obj0.., then die without closing or detaching, as
- * a crashed job would.   crash_job N
+ * a crashed job would.   crash_job N [BEAT_SECONDS]
+ * With BEAT_SECONDS, first stay alive that long, beating for the host
+ * every 100 ms as the provider's heartbeat thread does (a live host).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cxlshm/cxlshm.h"
@@ -27,6 +30,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "crash_job: %s\n", cxl_errmsg());
 			return 1;
 		}
+	}
+	for (int t = 0; argc > 2 && t < 10 * atoi(argv[2]); t++) {
+		const struct timespec tick = { 0, 100 * 1000000L };
+
+		cxl_host_beat(p);
+		nanosleep(&tick, NULL);
 	}
 	_exit(0); /* no close, no detach: the process table still has us */
 }

@@ -46,6 +46,21 @@ ok test -n "$gone" -a "$gone" != "$me"
 out=$("$CXLPOOL" gc --dead-host "$gone"); ok has "reclaimed 1 dead process slot(s) and 1 object(s)" "$out"
 out=$("$CXLPOOL" info); ok test "$(grep -c 'gone-host' <<<"$out")" = 0
 out=$("$CXLPOOL" gc --dead-host "$me" 2>&1); ok has "is this host" "$out"
+# a host whose heartbeat moves is alive: refused, unless --force
+CXL_HOST_KEY=live-host CXL_JOB=live "$CRASH" 1 5 &
+beater=$!
+for _ in $(seq 50); do
+	live=$("$CXLPOOL" info | awk '$1 == "host" && /key live-host/ {print $2; exit}')
+	[ -n "$live" ] && break
+	sleep 0.1
+done
+ok test -n "$live"
+out=$("$CXLPOOL" gc --dead-host "$live" 2>&1); rc=$?
+ok test $rc = 1
+ok has "host $live is alive" "$out"
+out=$("$CXLPOOL" info); ok has "key live-host" "$out"
+out=$("$CXLPOOL" gc --dead-host "$live" --force 2>&1); ok has "reclaimed 1 dead process slot" "$out"
+wait $beater
 
 # global objects persist; rm destroys them by name
 CXL_JOB=global "$CRASH" 2
