@@ -142,22 +142,15 @@ static void load_cache(struct cxl_pool *p)
 
 int cxl_emu_attach(struct cxl_pool *p)
 {
-	char path[512], hex[33];
+	char path[512];
 	size_t len = EMU_NLOCKS * sizeof(uint64_t);
 	struct stat st;
 	uint8_t *priv;
-	int fd;
+	int fd, rc;
 
-	for (int i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", p->hdr.uuid[i]);
-	snprintf(path, sizeof(path), "%s/cxlshm-%s.emu", p->opts.rundir, hex);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return cxl_seterr(errno == EACCES ? CXL_EACCES : CXL_ESYS,
-				  "cannot open the emulator's line-lock file "
-				  "%s: %s; set CXL_RUNDIR to a writable "
-				  "directory shared by all emulated hosts",
-				  path, strerror(errno));
+	if ((rc = cxl_runfile_open(p, ".emu", "emulator's line-lock file", path,
+				   sizeof(path), &fd)))
+		return rc;
 	/* Every attacher sizes it the same; a new file is all zero (unlocked).
 	 */
 	if (fstat(fd, &st) == 0 && (size_t)st.st_size < len &&

@@ -116,22 +116,17 @@ void cxl_host_ident_init(struct cxl_pool *p)
 
 int cxl_host_claimlock(struct cxl_pool *p)
 {
-	char path[512], hex[33];
+	char path[512], suffix[48];
 	struct cxl_backoff b;
 
 	if (p->claim_fd < 0) {
-		for (int i = 0; i < 16; i++)
-			snprintf(hex + 2 * i, 3, "%02x", p->hdr.uuid[i]);
-		snprintf(path, sizeof(path), "%s/cxlshm-%s-claim-%016llx.lock",
-			 p->opts.rundir, hex, (unsigned long long)p->ident.key);
-		p->claim_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (p->claim_fd < 0)
-			return cxl_seterr(errno == EACCES ? CXL_EACCES
-							  : CXL_ESYS,
-					  "cannot open host claim lock file "
-					  "%s: %s; set CXL_RUNDIR to a "
-					  "writable host-local directory",
-					  path, strerror(errno));
+		snprintf(suffix, sizeof(suffix), "-claim-%016llx.lock",
+			 (unsigned long long)p->ident.key);
+		int rc = cxl_runfile_open(p, suffix, "host claim lock file",
+					  path, sizeof(path), &p->claim_fd);
+
+		if (rc)
+			return rc;
 	}
 	cxl_backoff_init(&b, p->opts.lock_timeout_ms);
 	while (flock(p->claim_fd, LOCK_EX | LOCK_NB) != 0) {

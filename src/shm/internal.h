@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cxlshm/cxlshm.h"
 #include "layout.h"
@@ -53,6 +54,8 @@ struct cxl_pool {
 	struct cxl_pool_opts opts;
 	enum cxl_backend backend;
 	int fd;
+	mode_t pool_mode; /* the pool's rw bits and group: its run files' */
+	gid_t pool_gid;
 	uint8_t *base; /* this process's view: the private "cache" in emulation
 			*/
 	uint64_t size;
@@ -99,6 +102,10 @@ bool cxl_proc_alive(int pid, uint64_t starttime);
 
 /* backend_*.c: map the shared pool; fills fd, size, resv, base. */
 int cxl_backend_file_open(struct cxl_pool *p, bool *created);
+/* runfile.c: open or create <rundir>/cxlshm-<uuid><suffix> with the
+ * pool's permissions into *fd (path filled); CXL_OK or CXL_E*. */
+int cxl_runfile_open(struct cxl_pool *p, const char *suffix, const char *what,
+		     char *path, size_t cap, int *fd);
 int cxl_backend_devdax_open(struct cxl_pool *p);
 /* Map fd at a 2 MiB-aligned address with PROT_NONE guard pages around. */
 int cxl_map_aligned(int fd, uint64_t size, int prot, int flags,

@@ -33,20 +33,11 @@
 
 int cxl_hostlock_open(struct cxl_pool *p)
 {
-	char path[512], hex[33];
+	char path[512], suffix[32];
 
-	for (int i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", p->hdr.uuid[i]);
-	snprintf(path, sizeof(path), "%s/cxlshm-%s-host%u.lock", p->opts.rundir,
-		 hex, p->host_id);
-	p->hostlock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (p->hostlock_fd < 0)
-		return cxl_seterr(errno == EACCES ? CXL_EACCES : CXL_ESYS,
-				  "cannot open host lock file %s: %s; set "
-				  "CXL_RUNDIR to a writable host-local "
-				  "directory",
-				  path, strerror(errno));
-	return CXL_OK;
+	snprintf(suffix, sizeof(suffix), "-host%u.lock", p->host_id);
+	return cxl_runfile_open(p, suffix, "host lock file", path, sizeof(path),
+				&p->hostlock_fd);
 }
 
 void cxl_hostlock_close(struct cxl_pool *p)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -41,10 +42,18 @@ static void read_hdr(struct cxl_pool *p, struct pool_hdr *h)
 
 static int map_backend(struct cxl_pool *p, bool *created)
 {
+	struct stat st;
+	int rc;
+
 	*created = false;
-	if (is_devdax_path(p->opts.path))
-		return cxl_backend_devdax_open(p);
-	return cxl_backend_file_open(p, created);
+	rc = is_devdax_path(p->opts.path) ? cxl_backend_devdax_open(p)
+					  : cxl_backend_file_open(p, created);
+	/* the run files follow the pool's permissions (runfile.c) */
+	if (!rc && fstat(p->fd, &st) == 0) {
+		p->pool_mode = st.st_mode & 0666;
+		p->pool_gid = st.st_gid;
+	}
+	return rc;
 }
 
 static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
