@@ -39,22 +39,6 @@ static void bad(struct check *k, const char *fmt, ...)
 	k->fn(msg, k->arg);
 }
 
-static bool entry_ok(const struct cxl_pool *p, const struct obj_ent *e)
-{
-	return e->state <= OBJ_UNLINKED &&
-	       cxl_name_valid(e->name, sizeof(e->name)) && e->asize &&
-	       e->off % CXL_LINE == 0 && e->asize % CXL_LINE == 0 &&
-	       e->off < p->hdr.heap_size &&
-	       e->asize <= p->hdr.heap_size - e->off && e->size <= e->asize;
-}
-
-static int cmp_off(const void *a, const void *b)
-{
-	const struct heap_extent *x = a, *y = b;
-
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
 /* The object table, its counters, and the overlap of live extents;
  * returns the extents of the valid entries (sorted), *n of them. */
 static struct heap_extent *check_objects(struct check *k, uint64_t hwm,
@@ -74,7 +58,7 @@ static struct heap_extent *check_objects(struct check *k, uint64_t hwm,
 		md_rd(p, e, sizeof(*e));
 		if (e->state == OBJ_FREE)
 			continue;
-		if (!entry_ok(p, e)) {
+		if (!cxl_obj_entry_ok(p, e)) {
 			bad(k,
 			    "object entry %llu is impossible (state %u, "
 			    "extent %llu+%llu in a heap of %llu)",
@@ -88,7 +72,7 @@ static struct heap_extent *check_objects(struct check *k, uint64_t hwm,
 		unlinked += e->state == OBJ_UNLINKED;
 		ext[(*n)++] = (struct heap_extent){ e->off, e->asize, i };
 	}
-	qsort(ext, *n, sizeof(*ext), cmp_off);
+	qsort(ext, *n, sizeof(*ext), cxl_extent_cmp);
 	for (size_t i = 1; i < *n; i++)
 		if (ext[i].off < ext[i - 1].off + ext[i - 1].asize)
 			bad(k, "objects %llu and %llu overlap in the heap",
@@ -177,7 +161,7 @@ static void check_index(struct check *k, uint64_t hwm)
 			continue;
 		}
 		e = pool_obj(p, sl->idx1 - 1);
-		if (e->state != OBJ_LIVE || !entry_ok(p, e)) {
+		if (e->state != OBJ_LIVE || !cxl_obj_entry_ok(p, e)) {
 			bad(k,
 			    "index slot %llu names object entry %u, which "
 			    "is not a live object",
@@ -198,7 +182,7 @@ static void check_index(struct check *k, uint64_t hwm)
 		unsigned found = 0;
 		uint64_t h;
 
-		if (e->state != OBJ_LIVE || !entry_ok(p, e))
+		if (e->state != OBJ_LIVE || !cxl_obj_entry_ok(p, e))
 			continue;
 		live++;
 		h = cxl_hash_key(e->name, e->job_id);

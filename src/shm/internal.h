@@ -226,6 +226,10 @@ int cxl_arena_attach_proc(struct cxl_pool *p);
 void cxl_arena_detach_proc(struct cxl_pool *p);
 int cxl_arena_reclaim_jobs(struct cxl_pool *p, uint64_t *objs);
 int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems);
+/* repair.c, for check.c too: an object entry that can be true (state,
+ * name, extent inside the heap), and extents in heap order (qsort) */
+bool cxl_obj_entry_ok(const struct cxl_pool *p, const struct obj_ent *e);
+int cxl_extent_cmp(const void *a, const void *b);
 /* check.c: what repair would rebuild, compared without writing */
 int cxl_arena_check_locked(struct cxl_pool *p, cxl_check_report_fn fn,
 			   void *arg, uint64_t *problems);

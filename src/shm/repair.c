@@ -13,14 +13,14 @@
 
 #include "internal.h"
 
-static int cmp_extent(const void *a, const void *b)
+int cxl_extent_cmp(const void *a, const void *b)
 {
 	const struct heap_extent *x = a, *y = b;
 
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static bool extent_ok(const struct cxl_pool *p, const struct obj_ent *e)
+bool cxl_obj_entry_ok(const struct cxl_pool *p, const struct obj_ent *e)
 {
 	return e->state <= OBJ_UNLINKED &&
 	       cxl_name_valid(e->name, sizeof(e->name)) && e->asize &&
@@ -65,7 +65,7 @@ int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems)
 		md_rd(p, e, sizeof(*e));
 		if (e->state == OBJ_FREE)
 			continue;
-		if (!extent_ok(p, e)) {
+		if (!cxl_obj_entry_ok(p, e)) {
 			drop(p, i);
 			bad++;
 			continue;
@@ -73,7 +73,7 @@ int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems)
 		ext[n++] = (struct heap_extent){ e->off, e->asize, i };
 	}
 	/* keep the first of any overlapping pair */
-	qsort(ext, n, sizeof(*ext), cmp_extent);
+	qsort(ext, n, sizeof(*ext), cxl_extent_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (kept &&
 		    ext[i].off < ext[kept - 1].off + ext[kept - 1].asize) {
