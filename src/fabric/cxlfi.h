@@ -58,6 +58,8 @@ extern struct fi_provider cxlfi_prov;
 #define CXLFI_WARN(subsys, ...) FI_WARN(&cxlfi_prov, subsys, __VA_ARGS__)
 /* report.c: on stderr at any log level (a cause the user must see) */
 void cxlfi_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Before a refusal that ends the job: give a report time to be read. */
+void cxlfi_report_linger(void);
 #define CXLFI_INFO(subsys, ...) FI_INFO(&cxlfi_prov, subsys, __VA_ARGS__)
 
 /* FI_CXL_* parameters (fi_cxl(7)), read once at fi_prov_ini/getinfo. */

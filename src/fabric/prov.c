@@ -491,8 +491,10 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	int rc;
 
 	*info = NULL;
-	if (!params_ok || cxlfi_pool_probe())
+	if (!params_ok || cxlfi_pool_probe()) {
+		cxlfi_report_linger();
 		return -FI_ENODATA;
+	}
 	if (!hints_ok(hints) || !node_ok(node))
 		return -FI_ENODATA;
 	fi = fi_allocinfo();

@@ -10,9 +10,40 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+#define TMPFS_MAGIC_ 0x01021994
+#define HUGETLBFS_MAGIC_ 0x958458f6
+#define RAMFS_MAGIC_ 0x858458f6
+#ifndef STATX_ATTR_DAX
+#define STATX_ATTR_DAX 0x00200000
+#endif
+
+/*
+ * A pool file must be memory: tmpfs, hugetlbfs or ramfs, or a file that
+ * the kernel maps directly (DAX, on a persistent-memory file system). On
+ * a disk file system every store would end up written back to the disk,
+ * and the pool would not be the memory it stands for: refused, never a
+ * silent slow path. 0, or the file system's magic number.
+ */
+static long disk_fs(int fd)
+{
+	struct statfs sf;
+	struct statx sx;
+
+	if (fstatfs(fd, &sf) != 0)
+		return 0; /* cannot tell: let the mapping decide */
+	if (sf.f_type == TMPFS_MAGIC_ || sf.f_type == HUGETLBFS_MAGIC_ ||
+	    sf.f_type == RAMFS_MAGIC_)
+		return 0;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &sx) == 0 &&
+	    (sx.stx_attributes & STATX_ATTR_DAX))
+		return 0;
+	return sf.f_type ? (long)sf.f_type : 1;
+}
 
 static int open_err(const char *path, int e, bool creating)
 {
@@ -91,6 +122,21 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 				  "file pool must be a file on tmpfs or "
 				  "hugetlbfs; for a DAX device use /dev/daxX.Y",
 				  path);
+	}
+	if (disk_fs(fd)) {
+		long magic = disk_fs(fd);
+
+		close(fd);
+		if (*created) /* ours, empty: gone again */
+			unlink(path);
+		return cxl_seterr(
+			CXL_ENODEV,
+			"pool file %s is on a disk file system "
+			"(magic 0x%lx), not in memory: the kernel "
+			"would write the pool back to the disk. Put "
+			"it on tmpfs (e.g. CXL_POOL=/dev/shm/pool) or "
+			"hugetlbfs, or use a DAX device /dev/daxX.Y",
+			path, magic);
 	}
 	if (!*created) {
 		/* Another process may be creating it: wait for its lock. Its

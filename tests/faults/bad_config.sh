@@ -65,5 +65,23 @@ while IFS= read -r line; do
 		echo "ok: $var='$val' (exit $rc, ${dt}s): $(grep -m1 "$var" "$work/err.$n" | cut -c1-160)"
 	fi
 done <"$MATRIX"
+# a pool file on a disk file system, where this machine has one
+for d in /var/tmp "$PWD"; do
+	case $(stat -f -c %T "$d" 2>/dev/null) in
+	tmpfs | hugetlbfs | ramfs | "") continue ;;
+	esac
+	disk=$d/badcfg-disk-$$.pool
+	run "CXL_POOL=$disk"
+	rc=$?
+	if [ $rc != 0 ] && grep -q "disk file system" "$work/err.$n" &&
+		grep "CXL_POOL" "$work/err.$n" | grep -q "tmpfs" && [ ! -e "$disk" ]; then
+		pass=$((pass + 1))
+		echo "ok: CXL_POOL='$disk' (a disk file system, exit $rc)"
+	else
+		bad "CXL_POOL='$disk' on a disk file system: exit $rc, file left: $([ -e "$disk" ] && echo yes || echo no): $(head -c 400 "$work/err.$n")"
+		rm -f "$disk"
+	fi
+	break
+done
 echo "bad_config: $pass passed, $fail failed"
 [ $fail = 0 ]
