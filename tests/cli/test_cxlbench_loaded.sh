@@ -14,9 +14,12 @@ rc=$?
 cat "$dir/out"
 [ $rc = 0 ] || { echo "FAIL: cxlbench loaded exited $rc"; exit 1; }
 # a pool that cannot be attached fails the command (not only a message)
-truncate -s 64M "$dir/foreign.pool"
+# (in memory: a pool file on a disk file system is refused for that)
+foreign=$(mktemp /dev/shm/cxlbench-foreign.XXXXXX)
+trap 'rm -rf "$dir" "$foreign"' EXIT
+truncate -s 64M "$foreign"
 CXL_POOL_CREATE=0 "$CXLBENCH" loaded --quick --mix R --mode "$MODE" \
-	--pool "$dir/foreign.pool" >"$dir/out2" 2>&1
+	--pool "$foreign" >"$dir/out2" 2>&1
 rc=$?
 if [ $rc = 0 ] || ! grep -q "not a cxlshm pool" "$dir/out2"; then
 	cat "$dir/out2"
