@@ -20,7 +20,8 @@
 #   FABTESTS_PREFIX   install dir of the built fabtests (default
 #                     $REPO/build-conformance/fabtests); built on first use
 #                     from FABTESTS_TARBALL (default
-#                     /work/shared/conformance/fabtests-1.17.0.tar.gz)
+#                     ../shared/conformance/fabtests-1.17.0.tar.gz beside
+#                     the repository)
 #                     and reused while the tarball's sha256 is the same
 #   CXL_FI_DIR        directory of libcxl-fi.so (default $REPO/build/src/fabric)
 #
@@ -40,7 +41,7 @@
 # summary: counts of pass / fail / notrun (Excluded counts as notrun) and
 # every test with its status. No auto-exclusion is applied (runfabtests'
 # test_configs/*/*.exclude are not looked up), as in the reference run of
-# /work/shared/conformance/README.md.
+# ../shared/conformance/README.md.
 #
 # Exit status: 0 when every test of the expected-pass list passed (with -x),
 # or when no test failed (without -x); 1 otherwise; 2 on a harness error
@@ -49,7 +50,7 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PREFIX=${FABTESTS_PREFIX:-$REPO/build-conformance/fabtests}
-TARBALL=${FABTESTS_TARBALL:-/work/shared/conformance/fabtests-1.17.0.tar.gz}
+TARBALL=${FABTESTS_TARBALL:-$REPO/../shared/conformance/fabtests-1.17.0.tar.gz}
 CXL_FI_DIR=${CXL_FI_DIR:-$REPO/build/src/fabric}
 HEAVY_LOCK=/tmp/cxl-heavy-build.lock
 
