@@ -339,12 +339,15 @@ int main(int argc, char **argv)
 			printf("no objects\n");
 	} else if (!strcmp(cmd, "gc")) {
 		uint64_t np, no;
-		int alive = dead >= 0 && !force
-				    ? cxl_host_alive(p, (uint32_t)dead,
-						     ALIVE_WINDOW_MS)
-				    : 0;
+		int alive = 0;
 
-		if (alive > 0) {
+		/* this host's own id is refused by gc itself, with its reason
+		 */
+		if (dead >= 0 && !force &&
+		    (uint32_t)dead != cxl_pool_host_id(p) &&
+		    cxl_host_alive(p, (uint32_t)dead, ALIVE_WINDOW_MS, &alive))
+			rc = fail("gc");
+		else if (alive) {
 			fprintf(stderr,
 				"cxlpool gc: --dead-host %d: host %d is alive "
 				"(a process of it beat within %u ms); "
@@ -353,7 +356,7 @@ int main(int argc, char **argv)
 				"was rebooted, or add --force\n",
 				dead, dead, ALIVE_WINDOW_MS);
 			rc = 1;
-		} else if (alive < 0 || cxl_arena_gc(p, dead, &np, &no))
+		} else if (cxl_arena_gc(p, dead, &np, &no))
 			rc = fail("gc");
 		else
 			printf("reclaimed %" PRIu64 " dead process slot(s) and "

@@ -121,11 +121,12 @@ int cxl_arena_gc(cxl_pool *p, int dead_host, uint64_t *procs_reclaimed,
  * and then (the libfabric provider's heartbeat thread does, every 100
  * ms): it stores this host's clock into its host table entry. Any host
  * can then tell whether host h is alive: cxl_host_alive watches that
- * word for window_ms and returns 1 if it moved, 0 if not (a crashed
- * host, or one none of whose processes beats), or a negative CXL_E*.
+ * word for window_ms and sets *alive to 1 if it moved, 0 if not (a
+ * crashed host, or one none of whose processes beats). CXL_OK, or
+ * CXL_EINVAL for a host the pool does not have.
  */
 void cxl_host_beat(cxl_pool *p);
-int cxl_host_alive(cxl_pool *p, uint32_t host, unsigned window_ms);
+int cxl_host_alive(cxl_pool *p, uint32_t host, unsigned window_ms, int *alive);
 
 /*
  * Check, without writing: the object table, its counters and free list,

@@ -345,24 +345,28 @@ CXL_EXPORT void cxl_host_beat(cxl_pool *p)
 	cxl_wfence(p);
 }
 
-CXL_EXPORT int cxl_host_alive(cxl_pool *p, uint32_t host, unsigned window_ms)
+CXL_EXPORT int cxl_host_alive(cxl_pool *p, uint32_t host, unsigned window_ms,
+			      int *alive)
 {
 	const struct timespec step = { 0, 10 * 1000000L };
 	uint64_t t0, first;
 	struct host_ent *h;
 
-	if (!p || host >= p->hdr.max_hosts)
-		return cxl_seterr(CXL_EINVAL, "cxl_host_alive: no host %u",
-				  host);
+	if (!p || !alive)
+		return cxl_seterr(CXL_EINVAL, "cxl_host_alive: NULL argument");
+	if (host >= p->hdr.max_hosts)
+		return cxl_seterr(CXL_EINVAL,
+				  "host %u: the pool has hosts 0..%u", host,
+				  p->hdr.max_hosts - 1);
 	h = pool_host(p, host);
 	first = cxl_nt_load64(p, &h->beat);
 	t0 = cxl_now_ns();
-	while (cxl_now_ns() - t0 < (uint64_t)window_ms * 1000000u) {
+	*alive = 0;
+	while (!*alive && cxl_now_ns() - t0 < (uint64_t)window_ms * 1000000u) {
 		nanosleep(&step, NULL);
-		if (cxl_nt_load64(p, &h->beat) != first)
-			return 1;
+		*alive = cxl_nt_load64(p, &h->beat) != first;
 	}
-	return 0;
+	return CXL_OK;
 }
 
 CXL_EXPORT int cxl_host_list(cxl_pool *p, cxl_host_visit_fn fn, void *arg)

@@ -60,6 +60,9 @@ ok test $rc = 1
 ok has "host $live is alive" "$out"
 out=$("$CXLPOOL" info); ok has "key live-host" "$out"
 out=$("$CXLPOOL" gc --dead-host "$live" --force 2>&1); ok has "reclaimed 1 dead process slot" "$out"
+out=$("$CXLPOOL" gc --dead-host 4000 2>&1); rc=$?
+ok test $rc = 1
+ok has "the pool has hosts 0" "$out"
 wait $beater
 
 # global objects persist; rm destroys them by name

@@ -71,7 +71,11 @@ static void corrupt_channel(void)
 	REQUIRE(cxl_opts_from_env(&o) == 0);
 	REQUIRE(cxl_pool_attach_shared(&o, &p) == 0);
 	/* the sender's provider beats for its host (cxlpool gc asks) */
-	CHECK(cxl_host_alive(p, 1, 350) == 1);
+	{
+		int alive = 0;
+
+		CHECK(cxl_host_alive(p, 1, 350, &alive) == CXL_OK && alive);
+	}
 	REQUIRE(cxl_obj_list(p, find_channel, &fd) == 0);
 	REQUIRE(fd.n == 1); /* only rank 1 sent: one channel, 1 -> 0 */
 	REQUIRE(cxl_obj_open(p, fd.name, &ob) == 0);
