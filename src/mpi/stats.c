@@ -5,8 +5,6 @@
  * process's coherence counters (shared with the provider: one libcxlshm).
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "internal.h"
 

@@ -25,7 +25,6 @@
 
 #define RING 1024u	 /* operations in flight per queue */
 #define IDLE_YIELDS 4096 /* idle yields before the thread sleeps */
-#define WAIT_SPINS 256	 /* host waits: spin steps before it sleeps */
 /* progress thread: spin this long while a host thread runs the queue,
  * then sleep */
 #define HOST_SPIN_NS 10000

@@ -14,7 +14,6 @@
  * CXLMPI_DIRECT_RMA=0) is the MPI library's, with only coherence added at
  * its synchronization points (epoch.c).
  */
-#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
