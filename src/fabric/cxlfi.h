@@ -119,11 +119,26 @@ extern struct cxlfi_stats cxlfi_stats;
 void cxlfi_stats_report(const struct cxl_coh_counters *since);
 extern struct cxlfi_params cxlfi_params;
 
-/* An endpoint object: its header line, then one inbox line per index. */
+/* An endpoint object: its header line, one inbox line per index, then
+ * the verdicts: one word per index, the incarnation (gen) of that peer
+ * which this endpoint declared dead (0: none). Only the owner writes
+ * them; a peer that finds its own gen there was stalled past the
+ * timeout and stops using this endpoint (heartbeat.c). */
 #define CXLFI_EP_HDR_LINES 1u
-static inline size_t cxlfi_ep_obj_size(void)
+static inline size_t cxlfi_ep_verdict_off(void)
 {
 	return (CXLFI_EP_HDR_LINES + cxlfi_params.max_eps) * CXL_LINE;
+}
+static inline size_t cxlfi_ep_obj_size(void)
+{
+	size_t words = cxlfi_params.max_eps * sizeof(uint64_t);
+
+	return cxlfi_ep_verdict_off() +
+	       (words + CXL_LINE - 1) / CXL_LINE * CXL_LINE;
+}
+static inline uint64_t *cxlfi_ep_verdicts(void *obj)
+{
+	return (uint64_t *)((uint8_t *)obj + cxlfi_ep_verdict_off());
 }
 
 /* The address of an endpoint, as fi_getname returns it. */

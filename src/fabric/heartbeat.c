@@ -116,6 +116,33 @@ void cxlfi_watch_start(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	pe->hb_ms = cxlfi_watch_now_ms();
 }
 
+/*
+ * Whether peer pe declared this endpoint dead: we did not run for longer
+ * than its FI_CXL_PEER_TIMEOUT_MS (stopped, swapped out, starved) and it
+ * has failed and forgotten what it had with us. Going on would leave our
+ * sends to it unread and our receives from it unanswered, so we fail
+ * them too, once, with a line on stderr.
+ */
+static bool declared_dead_by(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	const uint64_t *hdr = pe->epobj.ptr;
+	uint64_t v = cxl_nt_load64(
+		ep->dom->pool, &cxlfi_ep_verdicts(pe->epobj.ptr)[ep->index]);
+
+	if (v != ep->gen)
+		return false;
+	cxlfi_report("endpoint %u (host %llu, pid %llu) declared endpoint %u "
+		     "of this process dead: this process did not run for "
+		     "longer than its FI_CXL_PEER_TIMEOUT_MS (stopped, "
+		     "swapped out or starved of CPU?); operations with it fail "
+		     "with FI_EHOSTUNREACH. Raise FI_CXL_PEER_TIMEOUT_MS on "
+		     "every rank if such pauses are expected",
+		     pe->index, (unsigned long long)hdr[CXLFI_HDR_HOST],
+		     (unsigned long long)hdr[CXLFI_HDR_PID], ep->index);
+	cxlfi_up.peer_dead(ep, pe);
+	return true;
+}
+
 /* Called from progress; looks at most every CXLFI_WATCH_MS. A peer found
  * dead has its operations failed through the upcall cxlfi_up.peer_dead. */
 void cxlfi_watch_peers(struct cxlfi_ep *ep)
@@ -133,6 +160,8 @@ void cxlfi_watch_peers(struct cxlfi_ep *ep)
 		if (!pe || pe->dead || !pe->epobj.pool)
 			continue;
 		hdr = pe->epobj.ptr;
+		if (declared_dead_by(ep, pe))
+			continue;
 		hb = cxl_nt_load64(ep->dom->pool, &hdr[CXLFI_HDR_BEAT]);
 		if (hb != pe->hb_last) {
 			pe->hb_last = hb;
@@ -147,6 +176,14 @@ void cxlfi_watch_peers(struct cxlfi_ep *ep)
 				   (unsigned long long)hdr[CXLFI_HDR_HOST],
 				   (unsigned long long)hdr[CXLFI_HDR_PID],
 				   (unsigned long long)(now - pe->hb_ms));
+			/* Tell it, should it run again (a stopped process):
+			 * the verdict word is ours alone; an NT store, fenced,
+			 * so that it reaches the pool before we forget the
+			 * peer. */
+			cxl_flag_set(
+				ep->dom->pool,
+				&cxlfi_ep_verdicts(ep->self.ptr)[pe->index],
+				pe->gen);
 			cxlfi_up.peer_dead(ep, pe);
 		}
 	}
