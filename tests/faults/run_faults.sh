@@ -5,7 +5,7 @@
 #
 # FAULT_RUNS (default 1): runs per case. FAULT_LOAD=1: a CPU hog (one
 # busy loop per core) runs beside every case. The ctest entries fault_*,
-# test_fi_corrupt_* and test_fi_dead_* run each case once in
+# test_fi_corrupt_*, test_fi_stop_* and test_fi_dead_* run each case once in
 # scripts/test.sh; this script is the longer mode (docs/reliability.md):
 #
 #   FAULT_RUNS=10 FAULT_LOAD=1 tests/faults/run_faults.sh build
@@ -52,6 +52,12 @@ one() { # one NAME COMMAND...: RUNS runs, a table line
 for m in coherent emulated; do
 	one "kill -9 mid-transfer ($m)" "$B/tests/test_fi_dead" --mode $m
 	one "corrupt live channel ($m)" "$B/tests/test_fi_corrupt" --mode $m
+	one "SIGSTOP below/above timeout ($m)" "$B/tests/test_fi_stop" \
+		--mode $m
+	one "MPI rank killed/stopped ($m)" tests/faults/mpi_kill.sh \
+		"$mpiexec" "$B/tests/mpich_mpi_kill" \
+		"$B/src/mpi/libcxlmpi-mpich.so" "$B/src/fabric" \
+		"$B/tools/cxlpool" "$B/tests/mpich_mpi_pingpong" $m
 done
 one "arena corruption, fsck" "$B/tests/test_arena" --mode emulated
 one "bad configuration matrix" tests/faults/bad_config.sh "$mpiexec" \

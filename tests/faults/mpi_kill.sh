@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# A rank killed (SIGKILL) or stopped (SIGSTOP, never resumed) in the middle
+# of point-to-point, large transfers, a collective, a pool window and
+# stream operations: a real 3-rank MPICH job with libcxlmpi, 3 emulated
+# hosts on one pool file.
+#
+#   mpi_kill.sh MPIEXEC MPI_KILL_PROG LIBCXLMPI PROVIDER_DIR CXLPOOL \
+#               PINGPONG_PROG [MODE] [OPS...]
+#
+# For each signal and operation (tests/faults/mpi_kill.c):
+#  - the job ends within a bound: the launcher's reaction for SIGKILL,
+#    the peer timeout (FI_CXL_PEER_TIMEOUT_MS, CXLMPI_STREAM_PEER_TIMEOUT_MS
+#    2 s; CXLMPI_SYNC_TIMEOUT_MS 5 s for windows) plus 15 s for SIGSTOP;
+#  - its output names the cause (the signal, or the timeout and the rank);
+#  - no rank saw a wrong result before;
+#  - cxlpool gc on each host leaves no object of the job, cxlpool fsck
+#    is clean, and a next job (a verified ping-pong) passes on the pool.
+# Prints one line per case; exits 1 if any check failed.
+set -u
+MPIEXEC=$1 PROG=$2 LIB=$3 PROVDIR=$4 CXLPOOL=$5 NEXT=$6
+MODE=${7:-emulated}
+shift 6
+[ $# -gt 0 ] && shift
+OPS=${*:-p2p large allreduce window stream}
+here=$(cd "$(dirname "$0")/.." && pwd)
+hostwrap=$here/mpi/hostwrap.sh
+fails=0 cases=0
+
+bad() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# bound SIG OP: seconds from the signal to the end of the job
+bound() {
+	if [ "$1" = KILL ]; then
+		echo 15
+	elif [ "$2" = window ]; then
+		echo 20
+	else
+		echo 17
+	fi
+}
+
+# cause SIG OP: what the job's output must say
+cause() {
+	case $1:$2 in
+	KILL:*) echo 'signal 9|BAD TERMINATION' ;;
+	STOP:window) echo 'rank 2 did not arrive within 5000 ms \(CXLMPI_SYNC_TIMEOUT_MS\)' ;;
+	STOP:stream) echo 'rank 2 has shown no heartbeat.*CXLMPI_STREAM_PEER_TIMEOUT_MS' ;;
+	STOP:*) echo 'No route to host' ;;
+	esac
+}
+
+one() { # one SIG OP
+	local sig=$1 op=$2 d m t0 dt rc out ok pid left
+	cases=$((cases + 1))
+	d=$(mktemp -d /dev/shm/cxltest-kill-XXXXXX)
+	(
+		export CXL_POOL=$d/pool CXL_RUNDIR=$d CXL_POOL_SIZE=256M \
+			CXL_ARENA_CAPACITY=8192 CXL_JOB=kill-$$-$op \
+			CXL_COHERENCE=$MODE CXL_TEST_HOSTS=3 FI_PROVIDER=cxl \
+			FI_PROVIDER_PATH=$PROVDIR MPIR_CVAR_CH4_NETMOD=ofi \
+			MPIR_CVAR_NOLOCAL=1 FI_CXL_PEER_TIMEOUT_MS=2000 \
+			CXLMPI_SYNC_TIMEOUT_MS=5000 \
+			CXLMPI_STREAM_PEER_TIMEOUT_MS=2000 \
+			LD_PRELOAD=${CXL_MPI_PRELOAD:+$CXL_MPI_PRELOAD:}$LIB
+		exec timeout -k 5 120 "$MPIEXEC" -n 3 "$hostwrap" "$PROG" "$op" "$d"
+	) >"$d/out" 2>&1 &
+	m=$!
+	for _ in $(seq 600); do
+		[ -f "$d/ready.0" ] && [ -f "$d/ready.1" ] && [ -f "$d/ready.2" ] && break
+		kill -0 $m 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! [ -f "$d/ready.2" ]; then
+		bad "$sig $op: the job did not get going: $(tail -5 "$d/out")"
+		kill $m 2>/dev/null
+		wait $m
+		rm -rf "$d"
+		return
+	fi
+	pid=$(cat "$d/pid.2")
+	t0=$(date +%s.%N)
+	kill -"$sig" "$pid"
+	wait $m
+	rc=$?
+	dt=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
+	# a stopped rank that the launcher's SIGTERM could not end; gc would
+	# rightly keep the job's objects while it lives
+	kill -KILL "$pid" 2>/dev/null
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	out=$(cat "$d/out")
+	ok=1
+	if awk -v d="$dt" -v b="$(bound "$sig" "$op")" 'BEGIN { exit !(d > b) }'; then
+		bad "$sig $op: the job took ${dt} s to end (bound $(bound "$sig" "$op") s)"
+		ok=0
+	fi
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		bad "$sig $op: the job hung (killed by timeout, rc $rc)"
+		ok=0
+	fi
+	if ! grep -Eq "$(cause "$sig" "$op")" <<<"$out"; then
+		bad "$sig $op: the output does not name the cause /$(cause "$sig" "$op")/: $(tail -5 <<<"$out")"
+		ok=0
+	fi
+	if grep -q "wrong result" <<<"$out"; then
+		bad "$sig $op: a wrong result: $(grep "wrong result" <<<"$out" | head -3)"
+		ok=0
+	fi
+	# the pool, for the next job: reclaim on every host, then check
+	for h in 0 1 2; do
+		CXL_POOL=$d/pool CXL_RUNDIR=$d CXL_HOST_KEY=testhost-$h \
+			"$CXLPOOL" gc >/dev/null 2>&1 ||
+			bad "$sig $op: cxlpool gc on host $h failed"
+	done
+	left=$(CXL_POOL=$d/pool CXL_RUNDIR=$d CXL_HOST_KEY=testhost-0 \
+		"$CXLPOOL" ls 2>&1 | grep -c "kill-$$-$op")
+	if [ "$left" != 0 ]; then
+		bad "$sig $op: $left object(s) of the job left after cxlpool gc"
+		ok=0
+	fi
+	if ! CXL_POOL=$d/pool CXL_RUNDIR=$d CXL_HOST_KEY=testhost-0 \
+		"$CXLPOOL" fsck >"$d/fsck" 2>&1; then
+		bad "$sig $op: cxlpool fsck: $(cat "$d/fsck")"
+		ok=0
+	fi
+	if ! (
+		export CXL_POOL=$d/pool CXL_RUNDIR=$d CXL_JOB=next-$$ \
+			CXL_COHERENCE=$MODE CXL_TEST_HOSTS=3 FI_PROVIDER=cxl \
+			FI_PROVIDER_PATH=$PROVDIR MPIR_CVAR_CH4_NETMOD=ofi \
+			MPIR_CVAR_NOLOCAL=1 LD_PRELOAD=${CXL_MPI_PRELOAD:-}
+		timeout -k 5 120 "$MPIEXEC" -n 2 "$hostwrap" "$NEXT"
+	) >"$d/next" 2>&1; then
+		bad "$sig $op: the next job on the pool failed: $(tail -5 "$d/next")"
+		ok=0
+	fi
+	printf '%-5s %-10s ended after %5s s (rc %3d)  %s\n' "$sig" "$op" \
+		"$dt" "$rc" "$([ $ok = 1 ] && echo ok || echo FAILED)"
+	rm -rf "$d"
+}
+
+if [ ! -x "$MPIEXEC" ]; then
+	echo "mpi_kill.sh: $MPIEXEC is missing: run scripts/setup.sh" >&2
+	exit 1
+fi
+for sig in KILL STOP; do
+	for op in $OPS; do
+		one $sig "$op"
+	done
+done
+echo "mpi_kill: $cases cases ($MODE), $fails failed check(s)"
+[ $fails = 0 ]
