@@ -91,14 +91,10 @@ static int xa_create(struct cxlfi_ep *ep)
 				    &ep->xa);
 	}
 	if (rc) {
-		CXLFI_WARN(FI_LOG_EP_DATA,
-			   "cannot create the transfer area %s (%u bytes): %s; "
-			   "enlarge the pool (CXL_POOL_SIZE) or raise "
-			   "FI_CXL_BULK_MIN\n",
-			   name, XA_SIZE, cxl_errmsg());
 		free(ep->tok);
 		ep->tok = NULL;
-		return rc == CXL_ENOSPC ? -FI_ENOSPC : -FI_EIO;
+		/* or raise FI_CXL_BULK_MIN: large messages then use rings */
+		return cxlfi_pool_failure(rc, "the 2 MiB transfer area", name);
 	}
 	hdr = ep->xa.ptr;
 	/* done words start at 0 and every generation handed out is >= 1 */

@@ -52,20 +52,19 @@ int cxlfi_ep_publish(struct cxlfi_ep *ep)
 		rc = cxl_obj_create(pool, name, cxlfi_ep_obj_size(),
 				    CXL_OBJ_ZERO, &ep->self);
 	}
-	if (rc) {
-		CXLFI_WARN(
-			FI_LOG_EP_CTRL,
-			"cannot publish an endpoint in the pool: %s%s\n",
-			rc == CXL_EEXIST
-				? "all FI_CXL_MAX_EPS indices are taken; raise "
-				  "FI_CXL_MAX_EPS, give each job its own CXL_JOB "
-				  "(a crashed job's endpoints are then "
-				  "reclaimed), or remove stale 'cxlfi.ep.*' "
-				  "objects with 'cxlpool rm'"
-				: cxl_errmsg(),
-			"");
-		return rc == CXL_ENOSPC ? -FI_ENOSPC : -FI_EADDRNOTAVAIL;
+	if (rc == CXL_EEXIST) {
+		cxlfi_report("cannot publish an endpoint in the pool %s: all "
+			     "FI_CXL_MAX_EPS=%zu indices are taken; raise "
+			     "FI_CXL_MAX_EPS, give each job its own CXL_JOB (a "
+			     "crashed job's endpoints are then reclaimed), or "
+			     "remove stale 'cxlfi.ep.*' objects with 'cxlpool "
+			     "gc' or 'cxlpool rm'",
+			     cxl_pool_path(pool), max);
+		cxlfi_report_linger();
+		return -FI_EADDRNOTAVAIL;
 	}
+	if (rc)
+		return cxlfi_pool_failure(rc, "the endpoint object", name);
 	/* A generation unique to this incarnation of the index (the arena
 	 * entry's own generation restarts at 1 for a fresh entry): senders
 	 * check it, and it makes our inbox stamps differ from any earlier
@@ -309,11 +308,8 @@ static int connect_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		cxl_obj_destroy(pool, name);
 		rc = cxl_obj_create(pool, name, len, 0, &pe->txobj);
 	}
-	if (rc) {
-		CXLFI_WARN(FI_LOG_EP_DATA, "cannot create channel %s: %s\n",
-			   name, cxl_errmsg());
-		return rc == CXL_ENOSPC ? -FI_ENOSPC : -FI_EIO;
-	}
+	if (rc)
+		return cxlfi_pool_failure(rc, "the channel", name);
 	if (cxl_ring_init(pool, pe->txobj.ptr, len, &ra) ||
 	    cxl_ring_attach(pool, pe->txobj.ptr, len, CXL_RING_PRODUCER,
 			    &pe->tx)) {

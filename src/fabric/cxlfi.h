@@ -60,6 +60,10 @@ extern struct fi_provider cxlfi_prov;
 void cxlfi_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Before a refusal that ends the job: give a report time to be read. */
 void cxlfi_report_linger(void);
+/* An object could not be created in the pool (rc: a CXL_E* code): said
+ * on stderr once per cause; returns -FI_ENOSPC for a full heap or object
+ * table, else -FI_EIO. */
+int cxlfi_pool_failure(int rc, const char *what, const char *name);
 #define CXLFI_INFO(subsys, ...) FI_INFO(&cxlfi_prov, subsys, __VA_ARGS__)
 
 /* FI_CXL_* parameters (fi_cxl(7)), read once at fi_prov_ini/getinfo. */

@@ -114,13 +114,8 @@ int cxlfi_mrtab_create(struct cxlfi_ep *ep)
 		cxl_obj_destroy(pool, name);
 		rc = cxl_obj_create(pool, name, MRT_SIZE, 0, &ep->mrtab);
 	}
-	if (rc) {
-		CXLFI_WARN(FI_LOG_EP_CTRL,
-			   "cannot create the region table %s: %s; enlarge "
-			   "the pool (CXL_POOL_SIZE)\n",
-			   name, cxl_errmsg());
-		return rc == CXL_ENOSPC ? -FI_ENOSPC : -FI_EIO;
-	}
+	if (rc)
+		return cxlfi_pool_failure(rc, "the region table", name);
 	hdr = ep->mrtab.ptr;
 	memset(hdr, 0, CXL_LINE);
 	hdr[H_MAGIC] = MRT_MAGIC;

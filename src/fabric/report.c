@@ -31,11 +31,12 @@ void cxlfi_report(const char *fmt, ...)
 }
 
 /*
- * The first time the provider refuses fi_getinfo after a report, wait a
- * moment. An MPI library aborts the job right after, and its launcher
- * (hydra) may tear the ranks' stderr pipes down before it forwarded the
- * report: under load 2 runs in 30 lost it. 200 ms, once per process,
- * only on this failure path.
+ * The first time the provider refuses fi_getinfo or fails an endpoint
+ * after a report, wait a moment: an MPI library aborts the job right
+ * after, and its launcher (hydra) may tear the ranks' stderr pipes down,
+ * or die itself of SIGPIPE, before it forwarded the report
+ * (docs/reliability.md). 200 ms, once per process, only on these failure
+ * paths.
  */
 void cxlfi_report_linger(void)
 {
@@ -46,4 +47,28 @@ void cxlfi_report_linger(void)
 		lingered = true;
 		nanosleep(&t, NULL);
 	}
+}
+
+/*
+ * An object the provider needs could not be created in the pool. A full
+ * heap or object table is the users' to fix (the message from libcxlshm
+ * names CXL_POOL_SIZE or CXL_ARENA_CAPACITY), so it goes to stderr, once
+ * per cause and process; the MPI library would show only the errno.
+ */
+int cxlfi_pool_failure(int rc, const char *what, const char *name)
+{
+	static bool said[3];
+	int k = rc == CXL_ENOSPC ? 0 : rc == CXL_ENOMETA ? 1 : 2;
+
+	if (!said[k]) {
+		said[k] = true;
+		cxlfi_report("cannot create %s %s in the pool: %s", what, name,
+			     cxl_errmsg());
+		/* the caller most likely aborts the job next */
+		cxlfi_report_linger();
+	} else {
+		CXLFI_WARN(FI_LOG_EP_CTRL, "cannot create %s %s: %s\n", what,
+			   name, cxl_errmsg());
+	}
+	return k < 2 ? -FI_ENOSPC : -FI_EIO;
 }
