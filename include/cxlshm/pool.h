@@ -9,6 +9,7 @@
 #ifndef CXLSHM_POOL_H
 #define CXLSHM_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -122,6 +123,14 @@ int cxl_pool_attach(const struct cxl_pool_opts *o, cxl_pool **out);
  * (pointer passing). Thread-safe.
  */
 int cxl_pool_attach_shared(const struct cxl_pool_opts *o, cxl_pool **out);
+
+/*
+ * Whether p is what cxl_pool_attach_shared(o) would return now: attached
+ * by this process (not inherited across fork), of the file that o->path
+ * names now (not one removed and re-created since), with o's host id,
+ * job, flush instruction and, if set, mode.
+ */
+bool cxl_pool_matches(const cxl_pool *p, const struct cxl_pool_opts *o);
 
 /* Attach using cxl_opts_from_env(). */
 int cxl_pool_attach_env(cxl_pool **out);

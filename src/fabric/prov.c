@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cxlfi.h"
 
@@ -88,6 +89,44 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)(c.cost_ns - c0->cost_ns));
 }
 
+/* The first successful probe keeps a reference until cleanup, so repeated
+ * fi_getinfo calls do not attach and detach each time. */
+static bool probe_ref;
+static pid_t pool_pid; /* the process that attached pool */
+
+/*
+ * The attachment we keep is no longer the one the environment names: the
+ * process forked (the handle, its flocks and its slot are the parent's),
+ * or the pool file was removed and made again, or CXL_HOST_ID or CXL_JOB
+ * changed. A parent's handle is forgotten, never detached (that would
+ * free the parent's slot); our own is released if only the probe holds
+ * it. Called under pool_lock; -FI_EBUSY while endpoints still use it.
+ */
+static int drop_stale(const struct cxl_pool_opts *o)
+{
+	if (!pool || cxl_pool_matches(pool, o))
+		return 0;
+	if (pool_pid != getpid()) {
+		pool = NULL;
+		pool_refs = 0;
+		probe_ref = false;
+		return 0;
+	}
+	if (pool_refs == (probe_ref ? 1 : 0)) {
+		cxl_pool_detach(pool);
+		pool = NULL;
+		pool_refs = 0;
+		probe_ref = false;
+		return 0;
+	}
+	cxlfi_report("the pool settings (CXL_POOL %s, CXL_HOST_ID, CXL_JOB) "
+		     "changed while %d domain(s) of this process still use "
+		     "pool %s: close them first",
+		     o->path, pool_refs - (probe_ref ? 1 : 0),
+		     cxl_pool_path(pool));
+	return -FI_EBUSY;
+}
+
 int cxlfi_pool_get(cxl_pool **out)
 {
 	int rc = 0;
@@ -95,17 +134,27 @@ int cxlfi_pool_get(cxl_pool **out)
 	struct cxl_pool_opts o;
 
 	pthread_mutex_lock(&pool_lock);
+	if (cxl_opts_from_env(&o)) {
+		CXLFI_WARN(FI_LOG_CORE, "cannot attach the CXL pool: %s\n",
+			   cxl_errmsg());
+		pthread_mutex_unlock(&pool_lock);
+		return -FI_ENODEV;
+	}
+	if ((rc = drop_stale(&o))) {
+		pthread_mutex_unlock(&pool_lock);
+		return rc;
+	}
 	/* shared with libcxlmpi in this process: one mapping, so a buffer it
 	 * allocates in the pool is pool memory to us (pointer passing) */
-	if (!pool &&
-	    (cxl_opts_from_env(&o) || cxl_pool_attach_shared(&o, &pool))) {
+	if (!pool && cxl_pool_attach_shared(&o, &pool)) {
 		CXLFI_WARN(FI_LOG_CORE, "cannot attach the CXL pool: %s\n",
 			   cxl_errmsg());
 		pool = NULL;
 		rc = -FI_ENODEV;
 	}
 	if (!rc) {
-		pool_refs++;
+		if (!pool_refs++)
+			pool_pid = getpid();
 		*out = pool;
 	}
 	pthread_mutex_unlock(&pool_lock);
@@ -121,10 +170,6 @@ void cxlfi_pool_put(void)
 	}
 	pthread_mutex_unlock(&pool_lock);
 }
-
-/* The first successful probe keeps a reference until cleanup, so repeated
- * fi_getinfo calls do not attach and detach each time. */
-static bool probe_ref;
 
 /* Does FI_PROVIDER ask for this provider by name? */
 static bool asked_for(void)
@@ -157,8 +202,6 @@ int cxlfi_pool_probe(void)
 	struct cxl_pool_opts o;
 	cxl_pool *p;
 
-	if (probe_ref)
-		return 0;
 	if (cxl_opts_from_env(&o)) {
 		if (!said)
 			cxlfi_report("provider cxl disabled: %s", cxl_errmsg());
@@ -187,7 +230,13 @@ int cxlfi_pool_probe(void)
 		said = true;
 		return -FI_ENODATA;
 	}
+	/* one reference for the probe: keep the first (cxlfi_pool_get made
+	 * it afresh if the one we held was stale) */
+	pthread_mutex_lock(&pool_lock);
+	if (probe_ref)
+		pool_refs--;
 	probe_ref = true;
+	pthread_mutex_unlock(&pool_lock);
 	return 0;
 }
 

@@ -83,8 +83,11 @@ struct cxl_pool {
 	bool in_cs;
 	bool took_over; /* acquired the lock from a dead holder of this host */
 	/* cxl_pool_attach_shared: users of this attachment, and its key */
-	int shared_refs;	      /* 0: not shared */
-	char shared_path[4096];	      /* realpath of opts.path */
+	int shared_refs;	/* 0: not shared */
+	char shared_path[4096]; /* realpath of opts.path */
+	dev_t shared_dev;	/* and the file it named at attach */
+	ino_t shared_ino;
+	pid_t attach_pid;	      /* the process that attached */
 	struct cxl_pool *shared_next; /* list of shared attachments */
 };
 

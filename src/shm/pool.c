@@ -208,12 +208,16 @@ CXL_EXPORT int cxl_pool_attach(const struct cxl_pool_opts *o, cxl_pool **out)
 static pthread_mutex_t shared_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct cxl_pool *shared_list;
 
+/* The same pool file (not a new one made at the same path since: a
+ * removed and re-created pool file is another pool), host, job, mode. */
 static bool same_attachment(const struct cxl_pool *p, const char *real,
+			    const struct stat *st,
 			    const struct cxl_pool_opts *o)
 {
-	return !strcmp(p->shared_path, real) && p->opts.host_id == o->host_id &&
-	       !strcmp(p->opts.job, o->job) && p->opts.insn == o->insn &&
-	       (!o->mode_set || p->mode == o->mode);
+	return p->attach_pid == getpid() && !strcmp(p->shared_path, real) &&
+	       p->shared_dev == st->st_dev && p->shared_ino == st->st_ino &&
+	       p->opts.host_id == o->host_id && !strcmp(p->opts.job, o->job) &&
+	       p->opts.insn == o->insn && (!o->mode_set || p->mode == o->mode);
 }
 
 CXL_EXPORT int cxl_pool_attach_shared(const struct cxl_pool_opts *o,
@@ -221,15 +225,16 @@ CXL_EXPORT int cxl_pool_attach_shared(const struct cxl_pool_opts *o,
 {
 	char real[4096];
 	struct cxl_pool *p;
+	struct stat st;
 	int rc;
 
 	if (!o || !out)
 		return cxl_seterr(CXL_EINVAL,
 				  "cxl_pool_attach_shared: NULL argument");
 	pthread_mutex_lock(&shared_mtx);
-	if (realpath(o->path, real)) {
+	if (realpath(o->path, real) && stat(real, &st) == 0) {
 		for (p = shared_list; p; p = p->shared_next)
-			if (same_attachment(p, real, o)) {
+			if (same_attachment(p, real, &st, o)) {
 				p->shared_refs++;
 				*out = p;
 				pthread_mutex_unlock(&shared_mtx);
@@ -242,6 +247,13 @@ CXL_EXPORT int cxl_pool_attach_shared(const struct cxl_pool_opts *o,
 		if (!realpath(o->path, p->shared_path))
 			snprintf(p->shared_path, sizeof(p->shared_path), "%s",
 				 o->path);
+		/* the file we mapped, whatever the path names later */
+		if ((p->fd >= 0 && fstat(p->fd, &st) == 0) ||
+		    stat(p->shared_path, &st) == 0) {
+			p->shared_dev = st.st_dev;
+			p->shared_ino = st.st_ino;
+		}
+		p->attach_pid = getpid();
 		p->shared_refs = 1;
 		p->shared_next = shared_list;
 		shared_list = p;
@@ -249,6 +261,16 @@ CXL_EXPORT int cxl_pool_attach_shared(const struct cxl_pool_opts *o,
 	}
 	pthread_mutex_unlock(&shared_mtx);
 	return rc;
+}
+
+CXL_EXPORT bool cxl_pool_matches(const cxl_pool *p,
+				 const struct cxl_pool_opts *o)
+{
+	char real[4096];
+	struct stat st;
+
+	return p && o && p->shared_refs && realpath(o->path, real) &&
+	       stat(real, &st) == 0 && same_attachment(p, real, &st, o);
 }
 
 CXL_EXPORT int cxl_pool_attach_env(cxl_pool **out)
