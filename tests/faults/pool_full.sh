@@ -47,7 +47,10 @@ one() { # one CASE PATTERN
 		bad "$c: cxlpool format failed"
 	case $c in
 	heap | table)
-		CXL_JOB=hog-$$ CXL_HOST_KEY=testhost-9 python3 \
+		# (a sanitized libcxlshm needs its runtimes preloaded)
+		LD_PRELOAD=${CXL_MPI_PRELOAD:-} \
+			ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 \
+			CXL_JOB=hog-$$ CXL_HOST_KEY=testhost-9 python3 \
 			"$here/faults/pool_hog.py" "$LIBSHM" "$c" "$d/hog" &
 		hog=$!
 		for _ in $(seq 300); do

@@ -58,6 +58,9 @@ for m in coherent emulated; do
 		"$mpiexec" "$B/tests/mpich_mpi_kill" \
 		"$B/src/mpi/libcxlmpi-mpich.so" "$B/src/fabric" \
 		"$B/tools/cxlpool" "$B/tests/mpich_mpi_pingpong" $m
+	one "pool and tables full ($m)" tests/faults/pool_full.sh "$mpiexec" \
+		"$B/tests/mpich_mpi_suite" "$B/src/fabric" "$B/tools/cxlpool" \
+		"$B/src/shm/libcxlshm.so" $m
 done
 one "arena corruption, fsck" "$B/tests/test_arena" --mode emulated
 one "bad configuration matrix" tests/faults/bad_config.sh "$mpiexec" \
