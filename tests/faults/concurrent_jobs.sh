@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Several jobs on one pool at once: two cxlrun jobs (2 emulated hosts
-# each, namespaces as root) and one plain mpiexec job, all on the same
-# pool file, each a verified 2-rank ping-pong. Every job must pass within
-# its time limit, the arena must check clean afterwards (cxlpool fsck),
-# and cxlpool gc must leave no object of theirs.
+# Several jobs of several users on one pool at once: two cxlrun jobs of
+# root (2 emulated hosts each, namespaces) and plain mpiexec jobs of two
+# users of the pool's group (cxltu1, cxltu2; tests/faults/users.sh), all
+# on the same pool file (chgrp cxltg, chmod 660), each a verified 2-rank
+# ping-pong. Not root: one plain job of this user instead. Every job must
+# pass within its time limit, the arena must check clean afterwards
+# (cxlpool fsck), and cxlpool gc must leave no object of theirs.
 #
 #   concurrent_jobs.sh CXLRUN MPIEXEC PINGPONG PROVIDER_DIR CXLPOOL
 #
@@ -28,6 +30,19 @@ if [ -n "${CXL_MPI_PRELOAD:-}" ]; then
 	pre=("LD_PRELOAD=$CXL_MPI_PRELOAD" "ASAN_OPTIONS=detect_leaks=0")
 fi
 CXL_POOL=$pool "$CXLPOOL" format --size 1G >/dev/null || exit 1
+plain_users=("$(id -un)")
+if [ "$(id -u)" = 0 ]; then
+	. "$(dirname "$0")/users.sh"
+	users_make
+	trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"; rm -f "$pool"; users_remove' EXIT
+	chgrp cxltg "$pool" && chmod 660 "$pool"
+	plain_users=(cxltu1 cxltu2)
+else
+	as() {
+		shift
+		"$@"
+	}
+fi
 for t in $(seq "$TRIALS"); do
 	pids=()
 	for j in a b; do
@@ -35,12 +50,16 @@ for t in $(seq "$TRIALS"); do
 			--provider-dir "$PROVDIR" "${envs[@]}" -- "$PROG" >"$work/$t-$j.out" 2>&1 &
 		pids+=($!)
 	done
-	env CXL_POOL="$pool" CXL_JOB="plain-$t" FI_PROVIDER=cxl \
-		FI_PROVIDER_PATH="$PROVDIR" MPIR_CVAR_CH4_NETMOD=ofi "${pre[@]}" \
-		timeout -k 5 120 "$MPIEXEC" -n 2 "$PROG" >"$work/$t-c.out" 2>&1 &
-	pids+=($!)
+	jobs=(a b)
+	for u in "${plain_users[@]}"; do
+		as "$u" env CXL_POOL="$pool" CXL_JOB="plain-$t-$u" FI_PROVIDER=cxl \
+			FI_PROVIDER_PATH="$PROVDIR" MPIR_CVAR_CH4_NETMOD=ofi "${pre[@]}" \
+			timeout -k 5 120 "$MPIEXEC" -n 2 "$PROG" >"$work/$t-$u.out" 2>&1 &
+		pids+=($!)
+		jobs+=("$u")
+	done
 	k=0
-	for j in a b c; do
+	for j in "${jobs[@]}"; do
 		wait "${pids[$k]}"
 		rc=$?
 		k=$((k + 1))

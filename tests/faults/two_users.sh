@@ -23,29 +23,17 @@ check() {
 		echo "FAIL: $2" >&2
 	fi
 }
-made_group=0 made_users=()
-getent group cxltg >/dev/null || { groupadd cxltg && made_group=1; }
-for u in cxltu1 cxltu2 cxltu3; do
-	if ! id "$u" >/dev/null 2>&1; then
-		useradd -M -N -s /usr/sbin/nologin "$u" && made_users+=("$u")
-	fi
-done
-usermod -a -G cxltg cxltu1 && usermod -a -G cxltg cxltu2
+. "$(dirname "$0")/users.sh"
+users_make
 dir=$(mktemp -d /dev/shm/cxlt-users.XXXXXX)
 rundir=$(mktemp -d /tmp/cxlt-run.XXXXXX)
 chmod 1777 "$rundir" # like /dev/shm: sticky, every user may create
 chgrp cxltg "$dir" && chmod 2770 "$dir"
 cleanup() {
 	rm -rf "$dir" "$rundir"
-	for u in "${made_users[@]}"; do userdel "$u" 2>/dev/null; done
-	[ $made_group = 1 ] && groupdel cxltg 2>/dev/null
+	users_remove
 }
 trap cleanup EXIT
-as() { # as USER CMD...: run as USER (root: as is)
-	local u=$1
-	shift
-	if [ "$u" = root ]; then "$@"; else runuser -u "$u" -- "$@"; fi
-}
 for mode in flush emulated; do
 	for first in cxltu1 root; do
 		pool=$dir/pool-$mode-$first
