@@ -326,8 +326,32 @@ int main(int argc, char **argv)
 		snprintf(o.job, sizeof(o.job), "%s", job);
 	else if (strcmp(cmd, "rm"))
 		snprintf(o.job, sizeof(o.job), "%s", CXL_JOB_GLOBAL);
-	if (cxl_pool_attach(&o, &p))
+	rc = cxl_pool_attach(&o, &p);
+	if (rc == CXL_ETIMEDOUT && !strcmp(cmd, "gc") && dead >= 0) {
+		/* The dead host's ticket (left by a crash, or garbage) keeps
+		 * even our attach out of the arena lock: clear it first, then
+		 * attach again. A timeout is never our own host's doing (our
+		 * host takes over its own ticket). */
+		int alive = 0;
+
+		if (cxl_host_declare_dead(&o, (uint32_t)dead, ALIVE_WINDOW_MS,
+					  force, &alive))
+			return fail("gc");
+		if (alive) {
+			fprintf(stderr,
+				"cxlpool gc: --dead-host %d: host %d is alive "
+				"(a process of it beat within %u ms) but holds "
+				"the arena lock for longer than "
+				"CXL_LOCK_TIMEOUT_MS; find what it waits for, "
+				"or add --force once it is down\n",
+				dead, dead, ALIVE_WINDOW_MS);
+			return 1;
+		}
+		rc = cxl_pool_attach(&o, &p);
+	}
+	if (rc)
 		return fail(cmd);
+	rc = 0;
 	if (!strcmp(cmd, "info")) {
 		rc = cmd_info(p);
 	} else if (!strcmp(cmd, "ls")) {

@@ -129,6 +129,18 @@ void cxl_host_beat(cxl_pool *p);
 int cxl_host_alive(cxl_pool *p, uint32_t host, unsigned window_ms, int *alive);
 
 /*
+ * Before attaching: an administrator declares host `host` of the pool that
+ * o names dead. Unless force, its beat is watched for window_ms first: if
+ * it moves, *alive is 1 and nothing is written. Otherwise its bakery line
+ * (choosing, ticket) is cleared, the one write to another host's line, so
+ * that a ticket it left (crashed, or garbage written there) cannot keep
+ * the attach that follows out of the arena lock. Then cxl_arena_gc(p,
+ * host, ...) frees its slot and processes. Needs no arena lock.
+ */
+int cxl_host_declare_dead(const struct cxl_pool_opts *o, uint32_t host,
+			  unsigned window_ms, int force, int *alive);
+
+/*
  * Check, without writing: the object table, its counters and free list,
  * the hash index, and the allocator's free lists and order map, against
  * each other. Each inconsistency is described to fn (if not NULL);

@@ -274,8 +274,8 @@ int cxl_host_check_locked(struct cxl_pool *p)
 
 		/* Another machine uses this id while it has processes: both
 		 * would run the bakery as one host, which breaks the lock. */
-		memcpy(other, h->nodename, 48);
-		other[48] = '\0';
+		cxl_pool_text(other, sizeof(other), h->nodename,
+			      sizeof(h->nodename));
 		return cxl_seterr(CXL_EHOSTID,
 				  "CXL_HOST_ID=%u is in use by host '%s' (%u "
 				  "processes) in pool %s: unset CXL_HOST_ID "
@@ -396,10 +396,10 @@ CXL_EXPORT int cxl_host_list(cxl_pool *p, cxl_host_visit_fn fn, void *arg)
 		st->state = h->status == HOST_ACTIVE ? CXL_HOST_ACTIVE
 			    : h->key		     ? CXL_HOST_CLAIMING
 						     : CXL_HOST_INCOMPLETE;
-		snprintf(st->nodename, sizeof(st->nodename), "%.*s",
-			 (int)sizeof(h->nodename), h->nodename);
-		snprintf(st->ident, sizeof(st->ident), "%.*s",
-			 (int)sizeof(h->ident), h->ident);
+		cxl_pool_text(st->nodename, sizeof(st->nodename), h->nodename,
+			      sizeof(h->nodename));
+		cxl_pool_text(st->ident, sizeof(st->ident), h->ident,
+			      sizeof(h->ident));
 		st->this_host = s == p->host_id;
 		st->other_boot = h->key &&
 				 memcmp(h->boot_id, p->ident.boot_id, 16) &&

@@ -95,6 +95,9 @@ struct cxl_pool {
 int cxl_seterr(int code, const char *fmt, ...) CXL_PRINTF(2, 3);
 
 /* util.c */
+/* Text read from the pool (a host name, an identity), for a message: at
+ * most n bytes up to a NUL, each byte outside printable ASCII as '?'. */
+void cxl_pool_text(char *dst, size_t dstsz, const char *src, size_t n);
 uint64_t cxl_fnv1a(const void *p, size_t n, uint64_t h);
 #define FNV_SEED 0xcbf29ce484222325ull
 uint64_t cxl_job_id(const char *job);

@@ -75,8 +75,7 @@ static int bakery_timeout(struct cxl_pool *p, uint32_t j)
 	char name[49];
 
 	cxl_inval(p, h->nodename, sizeof(h->nodename));
-	memcpy(name, h->nodename, 48);
-	name[48] = '\0';
+	cxl_pool_text(name, sizeof(name), h->nodename, sizeof(h->nodename));
 	return cxl_seterr(CXL_ETIMEDOUT,
 			  "arena lock: host %u ('%s') has "
 			  "held or requested the lock for more than %u ms "

@@ -424,6 +424,49 @@ out:
 	return rc;
 }
 
+CXL_EXPORT int cxl_host_declare_dead(const struct cxl_pool_opts *o,
+				     uint32_t host, unsigned window_ms,
+				     int force, int *alive)
+{
+	struct cxl_pool_opts oo;
+	struct cxl_pool *p;
+	struct host_ent *h;
+	int rc;
+
+	if (!o || !alive)
+		return cxl_seterr(CXL_EINVAL,
+				  "cxl_host_declare_dead: NULL argument");
+	*alive = 0;
+	oo = *o;
+	oo.create = 0;
+	/* the shared view, no slot of ours: nothing here waits for a lock */
+	if ((rc = pool_open(&oo, &p, true)))
+		return rc;
+	read_hdr(p, &p->hdr);
+	if ((rc = cxl_hdr_validate(&p->hdr, p->size, o->path)))
+		goto out;
+	if (host >= p->hdr.max_hosts) {
+		rc = cxl_seterr(CXL_EINVAL,
+				"--dead-host %u: the pool has hosts "
+				"0..%u",
+				host, p->hdr.max_hosts - 1);
+		goto out;
+	}
+	if (!force && (rc = cxl_host_alive(p, host, window_ms, alive)))
+		goto out;
+	if (*alive)
+		goto out;
+	/* the administrator's decision: the only write to another host's
+	 * bakery line; the fence puts it in the pool before we attach */
+	h = pool_host(p, host);
+	cxl_nt_store64(p, &h->choosing, 0);
+	cxl_nt_store64(p, &h->number, 0);
+	cxl_wfence(p);
+out:
+	pool_free(p);
+	return rc;
+}
+
 CXL_EXPORT void cxl_pool_info(const cxl_pool *p, struct cxl_pool_info *i)
 {
 	memset(i, 0, sizeof(*i));

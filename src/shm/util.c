@@ -75,3 +75,14 @@ bool cxl_proc_alive(int pid, uint64_t starttime)
 	}
 	return true;
 }
+
+void cxl_pool_text(char *dst, size_t dstsz, const char *src, size_t n)
+{
+	size_t i;
+
+	if (!dstsz)
+		return;
+	for (i = 0; i < n && i + 1 < dstsz && src[i]; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	dst[i] = '\0';
+}

@@ -61,6 +61,10 @@ for m in coherent emulated; do
 	one "pool and tables full ($m)" tests/faults/pool_full.sh "$mpiexec" \
 		"$B/tests/mpich_mpi_suite" "$B/src/fabric" "$B/tools/cxlpool" \
 		"$B/src/shm/libcxlshm.so" $m
+	one "pool metadata corrupted live ($m)" tests/faults/live_corrupt.sh \
+		"$mpiexec" "$B/tests/mpich_mpi_kill" \
+		"$B/tests/mpich_mpi_pingpong" "$B/src/fabric" \
+		"$B/tools/cxlpool" $m
 done
 one "arena corruption, fsck" "$B/tests/test_arena" --mode emulated
 one "bad configuration matrix" tests/faults/bad_config.sh "$mpiexec" \
