@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -289,6 +290,49 @@ int cxl_host_check_locked(struct cxl_pool *p)
 	if (h->key == key &&
 	    memcmp(h->boot_id, p->ident.boot_id, sizeof(h->boot_id)))
 		(void)cxl_host_clear_procs_locked(p, p->host_id);
+	return CXL_OK;
+}
+
+/*
+ * All processes of one host must share one CXL_RUNDIR: the host lock that
+ * puts them in the arena lock one at a time is a file there. Two rundirs
+ * under one host id means two processes in the bakery as one host at
+ * once, which breaks the lock ('died holding the arena lock', damaged
+ * metadata). So before the lock, a process of host h looks for live
+ * processes of h (same machine: their pids can be checked) registered
+ * with another rundir, and refuses. The rundir's identity is its device
+ * and inode, so two paths of one directory are one rundir.
+ */
+int cxl_host_rundir_check(struct cxl_pool *p)
+{
+	struct stat st;
+
+	if (stat(p->opts.rundir, &st) != 0)
+		return cxl_seterr(CXL_EENV, "CXL_RUNDIR=%s: %s", p->opts.rundir,
+				  strerror(errno));
+	p->rundir_id = cxl_fnv1a(&st.st_dev, sizeof(st.st_dev), FNV_SEED);
+	p->rundir_id = cxl_fnv1a(&st.st_ino, sizeof(st.st_ino), p->rundir_id);
+	p->rundir_id |= 1; /* 0 means none */
+	for (uint32_t i = 0; i < p->hdr.max_procs; i++) {
+		struct proc_ent *e = pool_proc(p, i);
+
+		/* without the lock: an entry may be changing; a torn one is
+		 * at worst a false alarm that the next attach clears */
+		md_rd(p, e, sizeof(*e));
+		if (e->state != PROC_LIVE || e->host != p->host_id ||
+		    !e->rundir || e->rundir == p->rundir_id ||
+		    !cxl_proc_alive((int)e->pid, e->starttime))
+			continue;
+		return cxl_seterr(CXL_EHOSTID,
+				  "host %u of pool %s is in use by process "
+				  "%u with another CXL_RUNDIR than %s: every "
+				  "process of one host must use the same "
+				  "CXL_RUNDIR (the host's lock files are "
+				  "there). Give this process that CXL_RUNDIR, "
+				  "or its own host identity (CXL_HOST_KEY)",
+				  p->host_id, p->opts.path, e->pid,
+				  p->opts.rundir);
+	}
 	return CXL_OK;
 }
 

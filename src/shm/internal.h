@@ -79,6 +79,8 @@ struct cxl_pool {
 	int claim_fd;	    /* flock: serialises this host's claims */
 	bool host_claimed;  /* host_id came from a new claim */
 	uint32_t proc_slot; /* index + 1 in the process table; 0 = none */
+	uint64_t
+		rundir_id; /* identity of opts.rundir (cxl_host_rundir_check) */
 	uint64_t job_id;
 	bool in_cs;
 	bool took_over; /* acquired the lock from a dead holder of this host */
@@ -219,6 +221,9 @@ bool cxl_host_splitter(struct cxl_pool *p, uint32_t s, uint64_t key);
 int cxl_host_choose(struct cxl_pool *p);
 /* Under the arena lock: is p->host_id usable? CXL_EAGAIN: choose again. */
 int cxl_host_check_locked(struct cxl_pool *p);
+/* Before the arena lock: refuse a host id that live processes of the same
+ * host use with another CXL_RUNDIR (sets p->rundir_id). */
+int cxl_host_rundir_check(struct cxl_pool *p);
 /* Under the arena lock: record this host as the slot's owner. */
 void cxl_host_adopt_locked(struct cxl_pool *p);
 /* Under the arena lock: drop host s's process entries; returns how many. */

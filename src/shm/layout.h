@@ -115,7 +115,8 @@ struct proc_ent {
 	uint64_t starttime; /* /proc/<pid>/stat field 22, against pid reuse */
 	uint64_t job_id;
 	uint64_t attach_ns;
-	uint64_t reserved[3];
+	uint64_t rundir; /* its CXL_RUNDIR's identity (hostid.c); 0: none */
+	uint64_t reserved[2];
 	char job[64];
 };
 enum {

@@ -164,7 +164,8 @@ static int attach_host(struct cxl_pool *p)
 	for (int tries = 0;; tries++) {
 		if (autoid && (rc = cxl_host_choose(p)))
 			break;
-		if ((rc = cxl_hostlock_open(p)))
+		if ((rc = cxl_hostlock_open(p)) ||
+		    (rc = cxl_host_rundir_check(p)))
 			break;
 		if ((rc = cxl_arena_lock(p)) == CXL_OK) {
 			rc = cxl_arena_attach_proc(p);

@@ -139,6 +139,7 @@ int cxl_arena_attach_proc(struct cxl_pool *p)
 	e->starttime = cxl_proc_starttime((int)e->pid);
 	e->job_id = p->job_id;
 	e->attach_ns = cxl_now_ns();
+	e->rundir = p->rundir_id;
 	strcpy(e->job, p->opts.job);
 	e->state = PROC_LIVE;
 	md_wr(p, e, sizeof(*e));

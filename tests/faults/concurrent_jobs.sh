@@ -16,7 +16,10 @@ TRIALS=${FAULT_TRIALS:-3}
 work=$(mktemp -d /tmp/cxlt-jobs.XXXXXX)
 export CXLRUN_DIR=$work/runs
 pool=/dev/shm/cxlt-jobs-$$.pool
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"; rm -f "$pool"' EXIT
+# cxlpool rm also removes the pool's run files (the plain jobs' are in
+# /dev/shm)
+rm_pool() { CXL_POOL=$pool "$CXLPOOL" rm --force >/dev/null 2>&1 || rm -f "$pool"; }
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"; rm_pool' EXIT
 pass=0 fail=0
 bad() {
 	fail=$((fail + 1))
@@ -34,7 +37,7 @@ plain_users=("$(id -un)")
 if [ "$(id -u)" = 0 ]; then
 	. "$(dirname "$0")/users.sh"
 	users_make
-	trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"; rm -f "$pool"; users_remove' EXIT
+	trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"; rm_pool; users_remove' EXIT
 	chgrp cxltg "$pool" && chmod 660 "$pool"
 	plain_users=(cxltu1 cxltu2)
 else

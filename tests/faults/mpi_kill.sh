@@ -52,10 +52,21 @@ cause() {
 	esac
 }
 
+# MPICH's own shared memory segments of a killed job stay in /dev/shm
+# (mpich_shm_*): remove those made since MARKER that no process maps.
+mpich_segments_clean() {
+	local f
+	for f in $(find /dev/shm -maxdepth 1 -name 'mpich_shm_*' -user "$(id -u)" \
+		-newer "$1" 2>/dev/null); do
+		grep -qF "$f" /proc/[0-9]*/maps 2>/dev/null || rm -f "$f"
+	done
+}
+
 one() { # one SIG OP
 	local sig=$1 op=$2 d m t0 dt rc out ok pid left
 	cases=$((cases + 1))
 	d=$(mktemp -d /dev/shm/cxltest-kill-XXXXXX)
+	touch "$d/marker"
 	(
 		export CXL_POOL=$d/pool CXL_RUNDIR=$d CXL_POOL_SIZE=256M \
 			CXL_ARENA_CAPACITY=8192 CXL_JOB=kill-$$-$op \
@@ -93,6 +104,7 @@ one() { # one SIG OP
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05
 	done
+	mpich_segments_clean "$d/marker"
 	out=$(cat "$d/out")
 	ok=1
 	if awk -v d="$dt" -v b="$(bound "$sig" "$op")" 'BEGIN { exit !(d > b) }'; then
@@ -140,6 +152,7 @@ one() { # one SIG OP
 	fi
 	printf '%-5s %-10s ended after %5s s (rc %3d)  %s\n' "$sig" "$op" \
 		"$dt" "$rc" "$([ $ok = 1 ] && echo ok || echo FAILED)"
+	mpich_segments_clean "$d/marker"
 	rm -rf "$d"
 }
 

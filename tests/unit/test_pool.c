@@ -415,6 +415,58 @@ static void test_host_id_conflict(void)
 	tpool_cleanup(&tp);
 }
 
+/* One host id (the same machine), two CXL_RUNDIRs: the second attach is
+ * refused while a process of the first lives; once it is gone, it works. */
+static void test_two_rundirs(void)
+{
+	struct tpool tp;
+	struct cxl_pool_opts o;
+	char other[256], b = 0;
+	int c2p[2], p2c[2], st;
+	cxl_pool *p;
+	pid_t pid;
+
+	tpool_init(&tp, "rundirs");
+	snprintf(other, sizeof(other), "%s/other", tp.dir);
+	REQUIRE(mkdir(other, 0700) == 0);
+	topts(&o, &tp, CXL_COH_COHERENT, 1, 0);
+	REQUIRE(pipe(c2p) == 0 && pipe(p2c) == 0);
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		close(c2p[0]);
+		close(p2c[1]);
+		if (cxl_pool_attach(&o, &p) != CXL_OK)
+			_exit(1);
+		if (write(c2p[1], &b, 1) != 1 || read(p2c[0], &b, 1) != 1)
+			_exit(2);
+		cxl_pool_detach(p);
+		_exit(0);
+	}
+	close(c2p[1]);
+	close(p2c[0]);
+	REQUIRE(read(c2p[0], &b, 1) == 1);
+	snprintf(o.rundir, sizeof(o.rundir), "%s", other);
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_EHOSTID);
+	CHECK(strstr(cxl_errmsg(), "another CXL_RUNDIR") != NULL);
+	/* the same rundir under another path is the same rundir */
+	snprintf(o.rundir, sizeof(o.rundir), "%s/other/..", tp.dir);
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_OK);
+	cxl_pool_detach(p);
+	REQUIRE(write(p2c[1], &b, 1) == 1);
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* nobody uses the first one now */
+	snprintf(o.rundir, sizeof(o.rundir), "%s", other);
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_OK);
+	cxl_pool_detach(p);
+	close(c2p[0]);
+	close(p2c[1]);
+	rmdir(other);
+	tpool_cleanup(&tp);
+}
+
 /* 64-bit offsets: a 6 GiB sparse pool, objects placed beyond 4 GiB. */
 static void test_big_pool(void)
 {
@@ -470,5 +522,6 @@ int main(void)
 	test_big_pool();
 	test_proc_table_full();
 	test_host_id_conflict();
+	test_two_rundirs();
 	return t_report("test_pool");
 }
