@@ -32,15 +32,16 @@ total_pass=0 total_fail=0
 printf '%-34s %5s %6s %6s %9s\n' case runs passed failed slowest_s
 one() { # one NAME COMMAND...: RUNS runs, a table line
 	local name=$1 p=0 f=0 slow=0 t0 dt
+	local lf=$log/${name//[^A-Za-z0-9]/_}
 	shift
 	for r in $(seq "$RUNS"); do
 		t0=$(date +%s.%N)
-		if timeout -k 5 900 "$@" >"$log/$name.$r" 2>&1; then
+		if timeout -k 5 900 "$@" >"$lf.$r" 2>&1; then
 			p=$((p + 1))
 		else
 			f=$((f + 1))
 			echo "--- $name run $r failed:" >&2
-			tail -5 "$log/$name.$r" >&2
+			tail -5 "$lf.$r" >&2
 		fi
 		slow=$(awk -v a="$(date +%s.%N)" -v b="$t0" -v s="$slow" \
 			'BEGIN { d = a - b; print (d > s ? d : s) }')
@@ -52,9 +53,9 @@ one() { # one NAME COMMAND...: RUNS runs, a table line
 for m in coherent emulated; do
 	one "kill -9 mid-transfer ($m)" "$B/tests/test_fi_dead" --mode $m
 	one "corrupt live channel ($m)" "$B/tests/test_fi_corrupt" --mode $m
-	one "SIGSTOP below/above timeout ($m)" "$B/tests/test_fi_stop" \
+	one "SIGSTOP below, above timeout ($m)" "$B/tests/test_fi_stop" \
 		--mode $m
-	one "MPI rank killed/stopped ($m)" tests/faults/mpi_kill.sh \
+	one "MPI rank killed, stopped ($m)" tests/faults/mpi_kill.sh \
 		"$mpiexec" "$B/tests/mpich_mpi_kill" \
 		"$B/src/mpi/libcxlmpi-mpich.so" "$B/src/fabric" \
 		"$B/tools/cxlpool" "$B/tests/mpich_mpi_pingpong" $m
