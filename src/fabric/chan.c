@@ -175,9 +175,13 @@ void cxlfi_chan_unpublish(struct cxlfi_ep *ep)
 	 * received, sends never taken */
 	if (ep->self.pool && cxlfi_diag_busy(ep))
 		cxlfi_diag_pending(ep, UINT64_MAX);
-	/* stop beating before the object goes away */
-	if (ep->self.pool)
+	/* stop beating before the object goes away, and say that we closed:
+	 * a peer still watching then knows it was no death */
+	if (ep->self.pool) {
 		cxlfi_heartbeat_remove(ep);
+		cxl_flag_set(pool, &((uint64_t *)ep->self.ptr)[CXLFI_HDR_BEAT],
+			     CXLFI_BEAT_CLOSED);
+	}
 	cxlfi_svc_release(ep);
 
 	cxlfi_xa_destroy(ep); /* before the peers its tokens name */

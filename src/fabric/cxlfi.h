@@ -92,6 +92,8 @@ enum {
 	CXLFI_HDR_GEN = 4,
 	CXLFI_HDR_BEAT = 5, /* heartbeat, advanced every CXLFI_HEARTBEAT_MS */
 };
+/* The beat of an endpoint that closed normally (never a heartbeat). */
+#define CXLFI_BEAT_CLOSED UINT64_MAX
 #define CXLFI_INBOX_CHUNK 16u /* inbox lines per scan step */
 #define CXLFI_HEARTBEAT_MS 100
 /* Empty CQ reads closer together than this are one caller's wait loop. */

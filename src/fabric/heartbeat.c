@@ -166,16 +166,28 @@ void cxlfi_watch_peers(struct cxlfi_ep *ep)
 		if (hb != pe->hb_last) {
 			pe->hb_last = hb;
 			pe->hb_ms = now;
+		} else if (now - pe->hb_ms > cxlfi_params.peer_timeout_ms &&
+			   hb == CXLFI_BEAT_CLOSED) {
+			/* closed normally (MPI_Finalize), no news; only now,
+			 * as for a death, so that what it sent before is
+			 * taken first */
+			CXLFI_INFO(FI_LOG_EP_DATA,
+				   "endpoint %u closed; its operations fail "
+				   "with FI_EHOSTUNREACH\n",
+				   pe->index);
+			cxlfi_up.peer_dead(ep, pe);
 		} else if (now - pe->hb_ms > cxlfi_params.peer_timeout_ms) {
-			CXLFI_WARN(FI_LOG_EP_DATA,
-				   "endpoint %u (host %llu, pid %llu) has not "
-				   "shown a heartbeat for %llu ms "
-				   "(FI_CXL_PEER_TIMEOUT_MS): declared dead; "
-				   "its operations fail with FI_EHOSTUNREACH\n",
-				   pe->index,
-				   (unsigned long long)hdr[CXLFI_HDR_HOST],
-				   (unsigned long long)hdr[CXLFI_HDR_PID],
-				   (unsigned long long)(now - pe->hb_ms));
+			/* on stderr: the MPI library says only "No route
+			 * to host", not which peer or which setting */
+			cxlfi_report("endpoint %u (host %llu, pid %llu) has "
+				     "not shown a heartbeat for %llu ms "
+				     "(FI_CXL_PEER_TIMEOUT_MS): declared dead; "
+				     "its operations fail with "
+				     "FI_EHOSTUNREACH",
+				     pe->index,
+				     (unsigned long long)hdr[CXLFI_HDR_HOST],
+				     (unsigned long long)hdr[CXLFI_HDR_PID],
+				     (unsigned long long)(now - pe->hb_ms));
 			/* Tell it, should it run again (a stopped process):
 			 * the verdict word is ours alone; an NT store, fenced,
 			 * so that it reaches the pool before we forget the
@@ -185,6 +197,8 @@ void cxlfi_watch_peers(struct cxlfi_ep *ep)
 				&cxlfi_ep_verdicts(ep->self.ptr)[pe->index],
 				pe->gen);
 			cxlfi_up.peer_dead(ep, pe);
+			/* the caller most likely aborts the job next */
+			cxlfi_report_linger();
 		}
 	}
 }

@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,24 +42,54 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Writer side of the line seqlock: odd while a copy is in progress. */
-static void wr_lock(_Atomic uint64_t *l)
+/*
+ * A line lock word: bit 0 set while a copy is in progress (seqlock),
+ * bits 1..31 a sequence that every lock and unlock advances, bits 32..63
+ * the holder's pid. A process killed inside a copy would leave its stripe
+ * locked for good and every later process spinning on it; a waiter that
+ * has spun EMU_SPIN_CHECK times checks the holder and, if it is gone,
+ * unlocks on its behalf. The line it was copying may then be torn, as a
+ * line written back by a host that lost power may be; the arena lock's
+ * take-over repairs the metadata (lock.c).
+ */
+#define EMU_SPIN_CHECK 4096u
+#define EMU_SEQ_MASK 0xffffffffull
+
+static void break_if_dead(_Atomic uint64_t *l, uint64_t s)
 {
+	pid_t pid = (pid_t)(s >> 32);
+
+	if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+		atomic_compare_exchange_strong_explicit(
+			l, &s, (s + 1) & EMU_SEQ_MASK, memory_order_acq_rel,
+			memory_order_relaxed);
+}
+
+/* Writer side of the line seqlock: odd while a copy is in progress. */
+static void wr_lock(const struct cxl_pool *p, _Atomic uint64_t *l)
+{
+	unsigned spins = 0;
 	uint64_t s;
 
 	for (;;) {
 		s = atomic_load_explicit(l, memory_order_relaxed);
-		if (!(s & 1) && atomic_compare_exchange_weak_explicit(
-					l, &s, s + 1, memory_order_acquire,
-					memory_order_relaxed))
+		if (!(s & 1) &&
+		    atomic_compare_exchange_weak_explicit(
+			    l, &s, ((s + 1) & EMU_SEQ_MASK) | p->emu.pid_tag,
+			    memory_order_acquire, memory_order_relaxed))
 			return;
+		if ((s & 1) && ++spins % EMU_SPIN_CHECK == 0)
+			break_if_dead(l, s);
 		cpu_relax();
 	}
 }
 
 static void wr_unlock(_Atomic uint64_t *l)
 {
-	atomic_fetch_add_explicit(l, 1, memory_order_release);
+	uint64_t s = atomic_load_explicit(l, memory_order_relaxed);
+
+	/* ours: even again, no holder */
+	atomic_store_explicit(l, (s + 1) & EMU_SEQ_MASK, memory_order_release);
 }
 
 void cxl_emu_flush(struct cxl_pool *p, uint64_t off, uint64_t nlines)
@@ -66,7 +97,7 @@ void cxl_emu_flush(struct cxl_pool *p, uint64_t off, uint64_t nlines)
 	for (uint64_t i = 0; i < nlines; i++, off += CXL_LINE) {
 		_Atomic uint64_t *l = line_lock(p, off / CXL_LINE);
 
-		wr_lock(l);
+		wr_lock(p, l);
 		memcpy(p->emu.shared + off, p->base + off, CXL_LINE);
 		wr_unlock(l);
 	}
@@ -77,12 +108,16 @@ void cxl_emu_inval(struct cxl_pool *p, uint64_t off, uint64_t nlines)
 	for (uint64_t i = 0; i < nlines; i++, off += CXL_LINE) {
 		_Atomic uint64_t *l = line_lock(p, off / CXL_LINE);
 		uint64_t s1, s2;
+		unsigned spins = 0;
 
 		do {
 			while ((s1 = atomic_load_explicit(
 					l, memory_order_acquire)) &
-			       1)
+			       1) {
+				if (++spins % EMU_SPIN_CHECK == 0)
+					break_if_dead(l, s1);
 				cpu_relax();
+			}
 			memcpy(p->base + off, p->emu.shared + off, CXL_LINE);
 			atomic_thread_fence(memory_order_acquire);
 			s2 = atomic_load_explicit(l, memory_order_relaxed);
@@ -97,7 +132,7 @@ void cxl_emu_nt_store64(struct cxl_pool *p, uint64_t off, uint64_t v)
 	if (off + sizeof(v) > p->size)
 		return;
 	l = line_lock(p, off / CXL_LINE);
-	wr_lock(l);
+	wr_lock(p, l);
 	__atomic_store_n((uint64_t *)(p->emu.shared + off), v,
 			 __ATOMIC_SEQ_CST);
 	__atomic_store_n((uint64_t *)(p->base + off), v, __ATOMIC_RELAXED);
@@ -170,6 +205,7 @@ int cxl_emu_attach(struct cxl_pool *p)
 	p->emu.lock_map_len = len;
 	p->emu.linelock = p->emu.lock_map;
 	p->emu.nlocks = EMU_NLOCKS;
+	p->emu.pid_tag = (uint64_t)getpid() << 32;
 
 	/* The shared mapping becomes "memory"; base becomes the private cache,
 	 * an anonymous mapping with the same guard pages and alignment. */

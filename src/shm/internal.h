@@ -32,6 +32,7 @@ struct emu_state {
 	size_t nlocks;
 	void *lock_map;
 	size_t lock_map_len;
+	uint64_t pid_tag; /* our pid << 32: a locked word names its holder */
 };
 
 /* The cost model of an attachment, in picoseconds (costmodel.c). */

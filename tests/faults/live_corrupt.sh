@@ -59,7 +59,7 @@ env_for() { # env_for DIR JOB: the variables of a job on DIR's pool
 next_job() {
 	# shellcheck disable=SC2046
 	env $(env_for "$1" "next-$$") timeout -k 5 60 "$MPIEXEC" -n 2 \
-		"$here/mpi/hostwrap.sh" "$NEXT" >"$2" 2>&1
+		"$here/mpi/hostwrap.sh" "$NEXT" 1048576 >"$2" 2>&1
 }
 
 one() { # one WHAT PATTERN FIX...

@@ -48,7 +48,7 @@ cause() {
 	KILL:*) echo 'signal 9|BAD TERMINATION' ;;
 	STOP:window) echo 'rank 2 did not arrive within 5000 ms \(CXLMPI_SYNC_TIMEOUT_MS\)' ;;
 	STOP:stream) echo 'rank 2 has shown no heartbeat.*CXLMPI_STREAM_PEER_TIMEOUT_MS' ;;
-	STOP:*) echo 'No route to host' ;;
+	STOP:*) echo 'has not shown a heartbeat for [0-9]+ ms \(FI_CXL_PEER_TIMEOUT_MS\)' ;;
 	esac
 }
 
@@ -145,9 +145,9 @@ one() { # one SIG OP
 			CXL_COHERENCE=$MODE CXL_TEST_HOSTS=3 FI_PROVIDER=cxl \
 			FI_PROVIDER_PATH=$PROVDIR MPIR_CVAR_CH4_NETMOD=ofi \
 			MPIR_CVAR_NOLOCAL=1 LD_PRELOAD=${CXL_MPI_PRELOAD:-}
-		timeout -k 5 120 "$MPIEXEC" -n 2 "$hostwrap" "$NEXT"
+		timeout -k 5 120 "$MPIEXEC" -n 2 "$hostwrap" "$NEXT" 1048576
 	) >"$d/next" 2>&1; then
-		bad "$sig $op: the next job on the pool failed: $(tail -5 "$d/next")"
+		bad "$sig $op: the next job on the pool failed: $(grep -av "^\[\|^=\|^ *$" "$d/next" | tail -12)"
 		ok=0
 	fi
 	printf '%-5s %-10s ended after %5s s (rc %3d)  %s\n' "$sig" "$op" \

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -467,6 +468,49 @@ static void test_two_rundirs(void)
 	tpool_cleanup(&tp);
 }
 
+/* The emulator: a process killed while it copies a line leaves that
+ * line's lock taken; the next process that needs it must take it over
+ * from the dead holder, not spin for ever (alarm: 20 s). */
+static void test_emu_dead_line_holder(void)
+{
+	struct tpool tp;
+	struct cxl_pool_opts o;
+	struct cxl_obj obj;
+	_Atomic uint64_t *l;
+	uint64_t *word;
+	cxl_pool *p;
+	pid_t pid;
+	int st;
+
+	tpool_init(&tp, "emulock");
+	topts(&o, &tp, CXL_COH_EMULATED, 0, 0);
+	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
+	REQUIRE(cxl_obj_create(p, "line", CXL_LINE, CXL_OBJ_ZERO, &obj) ==
+		CXL_OK);
+	word = obj.ptr;
+	l = &p->emu.linelock[(obj.off / CXL_LINE) & (p->emu.nlocks - 1)];
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) { /* "dies inside a copy": the lock word names it */
+		atomic_store(l, ((uint64_t)getpid() << 32) |
+					((atomic_load(l) + 1) & 0xffffffffu));
+		_exit(0);
+	}
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(atomic_load(l) & 1);
+	alarm(20);
+	word[0] = 42;
+	cxl_flush(p, word, CXL_LINE); /* needs the lock */
+	cxl_inval(p, word, CXL_LINE); /* and a stable (even) word */
+	alarm(0);
+	CHECK(word[0] == 42);
+	CHECK(!(atomic_load(l) & 1));
+	cxl_obj_close(&obj);
+	cxl_pool_detach(p);
+	tpool_cleanup(&tp);
+}
+
 /* 64-bit offsets: a 6 GiB sparse pool, objects placed beyond 4 GiB. */
 static void test_big_pool(void)
 {
@@ -523,5 +567,6 @@ int main(void)
 	test_proc_table_full();
 	test_host_id_conflict();
 	test_two_rundirs();
+	test_emu_dead_line_holder();
 	return t_report("test_pool");
 }
