@@ -57,11 +57,11 @@ static void failed(int rc)
 	_exit(0);
 }
 
-#define CALL(x)                               \
-	do {                                  \
-		int rc_ = (x);                \
-		if (rc_ != MPI_SUCCESS)       \
-			failed(rc_);          \
+#define CALL(x)                         \
+	do {                            \
+		int rc_ = (x);          \
+		if (rc_ != MPI_SUCCESS) \
+			failed(rc_);    \
 	} while (0)
 
 static void wrong(const char *what, long got, long want)
@@ -78,7 +78,8 @@ static void ring(char *sbuf, char *rbuf, size_t n)
 
 	memset(sbuf, (char)(rank * 16 + iter), n);
 	CALL(MPI_Sendrecv(sbuf, (int)n, MPI_BYTE, right, 1, rbuf, (int)n,
-			  MPI_BYTE, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			  MPI_BYTE, left, 1, MPI_COMM_WORLD,
+			  MPI_STATUS_IGNORE));
 	for (size_t i = 0; i < n; i += 4093)
 		if (rbuf[i] != (char)(left * 16 + iter))
 			wrong("ring", rbuf[i], (char)(left * 16 + iter));
@@ -166,8 +167,7 @@ int main(int argc, char **argv)
 			       MPI_INFO_NULL, &reqs[0]);
 		MPIS_Recv_init(&rval, 1, MPI_INT, left, 7, MPI_COMM_WORLD,
 			       MPI_INFO_NULL, &reqs[1]);
-		if (MPIS_Matchall(2, reqs, MPI_STATUSES_IGNORE) !=
-		    MPIS_SUCCESS)
+		if (MPIS_Matchall(2, reqs, MPI_STATUSES_IGNORE) != MPIS_SUCCESS)
 			failed(MPI_ERR_OTHER);
 	} else {
 		fprintf(stderr, "mpi_kill: unknown OP '%s'\n", op);
