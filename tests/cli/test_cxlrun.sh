@@ -67,6 +67,11 @@ printf '{"magic": "cxlrun-run-1", "id": "fedcb", "token": "%032d"}' 0 \
 python3 -c 'import time; time.sleep(3600)' "$CXLRUN_DIR/keep/x" \
 	"$CXLRUN_DIR/abcde/" &
 bystander=$!
+# a run of this user still starting: marker (naming a live owner), no
+# state.json yet; runs' stale cleanup and --cleanup must leave it
+mkdir -m 700 "$CXLRUN_DIR/start0"
+printf '{"magic": "cxlrun-run-1", "id": "start0", "token": "%032d", "owner": %d}' \
+	1 "$bystander" >"$CXLRUN_DIR/start0/cxlrun.run"
 trap 'kill $bystander 2>/dev/null; rm -rf "$work"; "$CXLRUN" --cleanup-all >/dev/null 2>&1; rm -rf "$CXLRUN_DIR"' EXIT
 bystanders_intact() { # $1: when
 	check "[ -f '$CXLRUN_DIR/keep/file' ] && [ -f '$CXLRUN_DIR/abcde/state.json' ] && [ -f '$CXLRUN_DIR/fedcb/cxlrun.run' ]" \
@@ -176,6 +181,8 @@ if [ $root = 1 ]; then
 	check "[ \$(leftovers $id) = 0 ]" "after --cleanup of a run with no readable state, run $id left $(leftovers "$id") kind(s) of objects: $(cat "$work/cleanup3.out")"
 	wait "$spid" 2>/dev/null
 	bystanders_intact "runs and --cleanup"
+	check "[ -f '$CXLRUN_DIR/start0/cxlrun.run' ]" \
+		"runs and --cleanup removed a run that is still starting (its owner $bystander lives)"
 	"$CXLRUN" --cleanup-all >"$work/cleanup4.out" 2>&1
 	bystanders_intact "--cleanup-all"
 else
