@@ -117,6 +117,24 @@ int fi_wait_cq(struct fi *f, struct fi_cq_tagged_entry *e,
 	}
 }
 
+void fi_wait_unreachable(struct fi *f, int n, int *tx, int *rx, int *other)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+
+	*tx = *rx = *other = 0;
+	while (*tx + *rx + *other < n) {
+		int rc = fi_wait_cq(f, &e, &err, NULL, 30);
+
+		if (rc == -FI_EHOSTUNREACH && (err.flags & FI_SEND))
+			(*tx)++;
+		else if (rc == -FI_EHOSTUNREACH && (err.flags & FI_RECV))
+			(*rx)++;
+		else
+			(*other)++;
+	}
+}
+
 void fi_test_env(const struct tpool *tp, enum cxl_coh_mode mode)
 {
 	setenv("CXL_POOL", tp->path, 1);

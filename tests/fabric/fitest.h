@@ -57,6 +57,9 @@ void fi_teardown_cntrs(struct fi *f, struct fid_cntr **cntrs, int n);
  * timeout_s seconds without either. */
 int fi_wait_cq(struct fi *f, struct fi_cq_tagged_entry *e,
 	       struct fi_cq_err_entry *err, fi_addr_t *src, int timeout_s);
+/* Wait for n completions that must be failures of operations with a dead
+ * peer: counts FI_EHOSTUNREACH sends and receives, and anything else. */
+void fi_wait_unreachable(struct fi *f, int n, int *tx, int *rx, int *other);
 /* Environment for a private pool in tp, in the given coherence mode. */
 void fi_test_env(const struct tpool *tp, enum cxl_coh_mode mode);
 

@@ -44,7 +44,7 @@ static int survivor(pid_t victim_pid)
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry err;
 	char *buf = calloc(1, big), rbuf[8];
-	int sent = 0, failed_tx = 0, failed_rx = 0, other = 0;
+	int sent = 0, failed_tx, failed_rx, other;
 	uint64_t t0;
 
 	fi_setup(&f, 0, p01[1], p10[0]);
@@ -65,16 +65,7 @@ static int survivor(pid_t victim_pid)
 		sent++;
 	}
 	t0 = cxl_now_ns();
-	while (failed_tx + failed_rx + other < sent + 1) {
-		int rc = fi_wait_cq(&f, &e, &err, NULL, 30);
-
-		if (rc == -FI_EHOSTUNREACH && (err.flags & FI_SEND))
-			failed_tx++;
-		else if (rc == -FI_EHOSTUNREACH && (err.flags & FI_RECV))
-			failed_rx++;
-		else
-			other++;
-	}
+	fi_wait_unreachable(&f, sent + 1, &failed_tx, &failed_rx, &other);
 	printf("survivor: %d sends and %d receive failed after %.2f s\n",
 	       failed_tx, failed_rx, (double)(cxl_now_ns() - t0) / 1e9);
 	fflush(stdout);

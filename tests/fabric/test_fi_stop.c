@@ -124,10 +124,8 @@ static void above(pid_t v, const char *vlog)
 {
 	const size_t big = 4u << 20;
 	struct fi f;
-	struct fi_cq_tagged_entry e;
-	struct fi_cq_err_entry err;
 	char *buf = calloc(1, big), rbuf[8], line[4096];
-	int failed_tx = 0, failed_rx = 0, other = 0, lines = 0;
+	int failed_tx, failed_rx, other, lines = 0;
 	uint64_t t0, dt;
 	FILE *lf;
 
@@ -137,16 +135,7 @@ static void above(pid_t v, const char *vlog)
 	t0 = cxl_now_ns();
 	TRY(fi_trecv(f.ep, rbuf, sizeof(rbuf), NULL, f.peer, 9, 0, rbuf));
 	TRY(fi_tsend(f.ep, buf, big, NULL, f.peer, 9, buf));
-	while (failed_tx + failed_rx + other < 2) {
-		int rc = fi_wait_cq(&f, &e, &err, NULL, 30);
-
-		if (rc == -FI_EHOSTUNREACH && (err.flags & FI_SEND))
-			failed_tx++;
-		else if (rc == -FI_EHOSTUNREACH && (err.flags & FI_RECV))
-			failed_rx++;
-		else
-			other++;
-	}
+	fi_wait_unreachable(&f, 2, &failed_tx, &failed_rx, &other);
 	dt = cxl_now_ns() - t0;
 	printf("survivor: stopped peer declared dead after %.2f s\n",
 	       (double)dt / 1e9);
