@@ -19,12 +19,7 @@
 set -u
 MPIEXEC=$1 PROG=$2 NEXT=$3 PROVDIR=$4 CXLPOOL=$5 MODE=${6:-emulated}
 here=$(cd "$(dirname "$0")/.." && pwd)
-fails=0
-
-bad() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+. "$(dirname "$0")/mpijob.sh"
 
 # corrupt POOL WHAT: random bytes over a region named by the header
 corrupt() {
@@ -48,11 +43,7 @@ EOF
 }
 
 env_for() { # env_for DIR JOB: the variables of a job on DIR's pool
-	echo CXL_POOL="$1/pool" CXL_RUNDIR="$1" CXL_JOB="$2" \
-		CXL_COHERENCE="$MODE" CXL_TEST_HOSTS=2 CXL_LOCK_TIMEOUT_MS=3000 \
-		FI_PROVIDER=cxl FI_PROVIDER_PATH="$PROVDIR" \
-		MPIR_CVAR_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1 \
-		LD_PRELOAD="${CXL_MPI_PRELOAD:-}"
+	echo "$(pool_job_env "$1" "$2" 2)" CXL_LOCK_TIMEOUT_MS=3000
 }
 
 # next DIR OUT: a 2-rank verified ping-pong on the pool, at most 60 s
@@ -83,7 +74,7 @@ one() { # one WHAT PATTERN FIX...
 	t0=$(date +%s.%N)
 	next_job "$d" "$d/during"
 	rc=$?
-	dt=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
+	dt=$(seconds_since "$t0")
 	kill -TERM $m 2>/dev/null
 	wait $m
 	grep -q "wrong result" "$d/live" && bad "$what: the live job saw a wrong result"

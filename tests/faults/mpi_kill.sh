@@ -24,12 +24,8 @@ shift 6
 OPS=${*:-p2p large allreduce window stream}
 here=$(cd "$(dirname "$0")/.." && pwd)
 hostwrap=$here/mpi/hostwrap.sh
-fails=0 cases=0
-
-bad() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+cases=0
+. "$(dirname "$0")/mpijob.sh"
 
 # bound SIG OP: seconds from the signal to the end of the job
 bound() {
@@ -67,17 +63,13 @@ one() { # one SIG OP
 	cases=$((cases + 1))
 	d=$(mktemp -d /dev/shm/cxltest-kill-XXXXXX)
 	touch "$d/marker"
-	(
-		export CXL_POOL=$d/pool CXL_RUNDIR=$d CXL_POOL_SIZE=256M \
-			CXL_ARENA_CAPACITY=8192 CXL_JOB=kill-$$-$op \
-			CXL_COHERENCE=$MODE CXL_TEST_HOSTS=3 FI_PROVIDER=cxl \
-			FI_PROVIDER_PATH=$PROVDIR MPIR_CVAR_CH4_NETMOD=ofi \
-			MPIR_CVAR_NOLOCAL=1 FI_CXL_PEER_TIMEOUT_MS=2000 \
-			CXLMPI_SYNC_TIMEOUT_MS=5000 \
-			CXLMPI_STREAM_PEER_TIMEOUT_MS=2000 \
-			LD_PRELOAD=${CXL_MPI_PRELOAD:+$CXL_MPI_PRELOAD:}$LIB
-		exec timeout -k 5 120 "$MPIEXEC" -n 3 "$hostwrap" "$PROG" "$op" "$d"
-	) >"$d/out" 2>&1 &
+	# shellcheck disable=SC2046
+	env $(pool_job_env "$d" "kill-$$-$op" 3) CXL_POOL_SIZE=256M \
+		CXL_ARENA_CAPACITY=8192 FI_CXL_PEER_TIMEOUT_MS=2000 \
+		CXLMPI_SYNC_TIMEOUT_MS=5000 CXLMPI_STREAM_PEER_TIMEOUT_MS=2000 \
+		LD_PRELOAD="${CXL_MPI_PRELOAD:+$CXL_MPI_PRELOAD:}$LIB" \
+		timeout -k 5 120 "$MPIEXEC" -n 3 "$hostwrap" "$PROG" "$op" \
+		"$d" >"$d/out" 2>&1 &
 	m=$!
 	for _ in $(seq 600); do
 		[ -f "$d/ready.0" ] && [ -f "$d/ready.1" ] && [ -f "$d/ready.2" ] && break
@@ -96,7 +88,7 @@ one() { # one SIG OP
 	kill -"$sig" "$pid"
 	wait $m
 	rc=$?
-	dt=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
+	dt=$(seconds_since "$t0")
 	# a stopped rank that the launcher's SIGTERM could not end; gc would
 	# rightly keep the job's objects while it lives
 	kill -KILL "$pid" 2>/dev/null
@@ -140,13 +132,9 @@ one() { # one SIG OP
 		bad "$sig $op: cxlpool fsck: $(cat "$d/fsck")"
 		ok=0
 	fi
-	if ! (
-		export CXL_POOL=$d/pool CXL_RUNDIR=$d CXL_JOB=next-$$ \
-			CXL_COHERENCE=$MODE CXL_TEST_HOSTS=3 FI_PROVIDER=cxl \
-			FI_PROVIDER_PATH=$PROVDIR MPIR_CVAR_CH4_NETMOD=ofi \
-			MPIR_CVAR_NOLOCAL=1 LD_PRELOAD=${CXL_MPI_PRELOAD:-}
-		timeout -k 5 120 "$MPIEXEC" -n 2 "$hostwrap" "$NEXT" 1048576
-	) >"$d/next" 2>&1; then
+	# shellcheck disable=SC2046
+	if ! env $(pool_job_env "$d" "next-$$" 3) timeout -k 5 120 \
+		"$MPIEXEC" -n 2 "$hostwrap" "$NEXT" 1048576 >"$d/next" 2>&1; then
 		bad "$sig $op: the next job on the pool failed: $(grep -av "^\[\|^=\|^ *$" "$d/next" | tail -12)"
 		ok=0
 	fi

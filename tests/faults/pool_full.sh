@@ -16,24 +16,14 @@
 set -u
 MPIEXEC=$1 SUITE=$2 PROVDIR=$3 CXLPOOL=$4 LIBSHM=$5 MODE=${6:-emulated}
 here=$(cd "$(dirname "$0")/.." && pwd)
-fails=0
-
-bad() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+. "$(dirname "$0")/mpijob.sh"
 
 job() { # job DIR OUT [VAR=VALUE...]: the suite, 4 ranks on 2 hosts
 	local d=$1 out=$2
 	shift 2
-	(
-		export CXL_POOL=$d/pool CXL_RUNDIR=$d CXL_JOB=suite-$$ \
-			CXL_COHERENCE=$MODE CXL_TEST_HOSTS=2 FI_PROVIDER=cxl \
-			FI_PROVIDER_PATH=$PROVDIR MPIR_CVAR_CH4_NETMOD=ofi \
-			MPIR_CVAR_NOLOCAL=1 LD_PRELOAD=${CXL_MPI_PRELOAD:-} "$@"
-		exec timeout -k 5 60 "$MPIEXEC" -n 4 "$here/mpi/hostwrap.sh" \
-			"$SUITE"
-	) >"$out" 2>&1
+	# shellcheck disable=SC2046
+	env $(pool_job_env "$d" "suite-$$" 2) "$@" timeout -k 5 60 \
+		"$MPIEXEC" -n 4 "$here/mpi/hostwrap.sh" "$SUITE" >"$out" 2>&1
 }
 
 one() { # one CASE PATTERN
@@ -65,7 +55,7 @@ one() { # one CASE PATTERN
 	t0=$(date +%s.%N)
 	job "$d" "$d/out" "${fix[@]}"
 	rc=$?
-	dt=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
+	dt=$(seconds_since "$t0")
 	[ $rc = 0 ] && bad "$c: the job passed on a full pool ($(cat "$d/hog" 2>/dev/null))"
 	{ [ $rc = 124 ] || [ $rc = 137 ]; } && bad "$c: the job hung"
 	grep -Eq "$pat" "$d/out" ||
