@@ -32,7 +32,9 @@ bool cxl_name_valid(const char *pool_name, size_t cap)
 	return memchr(pool_name, '\0', cap) != NULL;
 }
 
-uint64_t cxl_proc_starttime(int pid)
+/* Reads the state letter (field 3) and start time (field 22) of a process
+ * from /proc. Returns false if the process is not there. */
+static bool proc_stat(int pid, char *state, uint64_t *starttime)
 {
 	char path[64], buf[1024];
 	FILE *f;
@@ -43,36 +45,53 @@ uint64_t cxl_proc_starttime(int pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return false;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	/* comm may contain spaces and parentheses: parse after the last ')' */
 	s = strrchr(buf, ')');
-	if (!s)
-		return 0;
-	/* fields 3..22 follow; starttime is field 22 */
-	if (sscanf(s + 2,
-		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
+	if (!s || s[1] != ' ' || !s[2])
+		return false;
+	*state = s[2];
+	/* fields 4..22 follow; starttime is field 22 */
+	if (sscanf(s + 3,
+		   " %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d "
 		   "%*d %*d %*d %*d %*d %llu",
 		   &st) != 1)
-		return 0;
-	return st;
+		st = 0;
+	*starttime = st;
+	return true;
+}
+
+uint64_t cxl_proc_starttime(int pid)
+{
+	char state;
+	uint64_t st;
+
+	return proc_stat(pid, &state, &st) ? st : 0;
 }
 
 bool cxl_proc_alive(int pid, uint64_t starttime)
 {
+	char state = 0;
+	uint64_t now = 0;
+
 	if (pid <= 0)
 		return false;
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return false;
+	if (!proc_stat(pid, &state, &now))
+		return true; /* another pid namespace's /proc: trust kill */
+	/* A zombie has closed its files and unmapped the pool: it can never
+	 * write again, though its pid stays until its parent reaps it (or
+	 * never, under a container init that does not reap). */
+	if (state == 'Z' || state == 'X' || state == 'x')
+		return false;
 	/* A recycled pid has another start time. 0 means unknown: trust kill.
 	 */
-	if (starttime) {
-		uint64_t now = cxl_proc_starttime(pid);
-		if (now && now != starttime)
-			return false;
-	}
+	if (starttime && now && now != starttime)
+		return false;
 	return true;
 }
 

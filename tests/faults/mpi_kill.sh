@@ -92,8 +92,8 @@ one() { # one SIG OP
 	# a stopped rank that the launcher's SIGTERM could not end; gc would
 	# rightly keep the job's objects while it lives
 	kill -KILL "$pid" 2>/dev/null
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
+	for _ in $(seq 100); do # gone, or a zombie nobody reaps yet
+		case $(ps -o stat= -p "$pid" 2>/dev/null) in '' | Z*) break ;; esac
 		sleep 0.05
 	done
 	mpich_segments_clean "$d/marker"
