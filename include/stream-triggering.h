@@ -8,10 +8,10 @@
  * progress thread serves in order. docs/stream.md describes the calls,
  * what each does on the pool, and the differences from the reference.
  *
- * C and C++: the reference declares the constants as `const` objects and
- * uses the enum name unqualified (C++ only); here they are enumerators
- * and macros with the same names and values, and MPIS_Queue_type is also
- * a typedef, so that the same program compiles as C or C++.
+ * C and C++: the reference uses the enum name unqualified (C++ only);
+ * here MPIS_Queue_type is also a typedef, so that the same program
+ * compiles as C or C++. The null objects are `const` objects, as in the
+ * reference (not constant expressions: initialise statics with 0).
  */
 #ifndef MPI_ADVANCE_STREAM_TRIGGERING_H
 #define MPI_ADVANCE_STREAM_TRIGGERING_H
@@ -38,19 +38,21 @@ enum {
 	MPIS_UNSUPPORTED_BEHAVIOR = -3	 /* not supported by this backend */
 };
 
-#define MPIS_QUEUE_NULL ((MPIS_Queue)0)
-#define MPIS_REQUEST_NULL ((MPIS_Request)0)
+extern const uintptr_t MPIS_QUEUE_NULL;
+extern const MPIS_Request MPIS_REQUEST_NULL;
 
-/* Queue (backend) types; THREAD is the host progress-thread backend. */
+/* Queue (backend) types, the reference's values. THREAD: a host progress
+ * thread; GPU_MEM_OPS: operations on a CUDA stream (extra: a pointer to
+ * the cudaStream_t). THREAD_SERIALIZED is ours (a THREAD queue); CXI is
+ * refused (MPIS_UNSUPPORTED_BEHAVIOR). */
 enum MPIS_Queue_type {
 	THREAD = 0,
 	THREAD_SERIALIZED = 1,
 	GPU_MEM_OPS = 3,
-	HPE = 4,
-	MPICH_IMPL = 5,
-	CXI = 6
+	CXI = 4
 };
 typedef enum MPIS_Queue_type MPIS_Queue_type;
+typedef enum MPIS_Queue_type MPS_Queue_type; /* the reference's name */
 
 /* The queue that MPIS_Imatch and MPIS_Wait use (the last one created). */
 extern MPIS_Queue ACTIVE_QUEUE;
@@ -90,6 +92,18 @@ int MPIS_Recv_init(void *buf, MPI_Count count, MPI_Datatype datatype, int src,
 int MPIS_Send_init(const void *buf, MPI_Count count, MPI_Datatype datatype,
 		   int dest, int tag, MPI_Comm comm, MPI_Info info,
 		   MPIS_Request *req);
+int MPIS_Rsend_init(const void *buf, MPI_Count count, MPI_Datatype datatype,
+		    int dest, int tag, MPI_Comm comm, MPI_Info info,
+		    MPIS_Request *req);
+
+/*
+ * Memory for stream buffers. info must hold "mpi_memory_alloc_kinds":
+ * "system" (host memory), "cxl:pool" (the pool, as MPI_Alloc_mem with
+ * libcxlmpi) or "cuda:device" (GPU memory, cuMemAlloc); others are
+ * refused with MPI_ERR_INFO_VALUE, a missing key with MPI_ERR_INFO_KEY.
+ */
+int MPIS_Alloc_mem(MPI_Aint size, MPI_Info info, void **baseptr);
+int MPIS_Free_mem(void *base);
 
 /*
  * Extension of libcxlmpi (not in the reference): enqueue a host function,

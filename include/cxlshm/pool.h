@@ -140,6 +140,15 @@ int cxl_pool_detach(cxl_pool *p);
 
 void *cxl_pool_base(const cxl_pool *p);
 uint64_t cxl_pool_size(const cxl_pool *p);
+/*
+ * The pool as a device of this host sees it with DMA (a GPU's copy engine
+ * or stream memory operations): the memory itself, not this process's
+ * cache. The same cxl_pool_size bytes as cxl_pool_base, at another address
+ * in the emulated mode (the shared view, which stands for the memory);
+ * cxl_pool_base otherwise. Writes a device makes there reach the pool
+ * without a flush; a host reader still invalidates before reading.
+ */
+void *cxl_pool_dma_base(const cxl_pool *p);
 enum cxl_coh_mode cxl_pool_mode(const cxl_pool *p);
 /* Flush instruction in use (CXL_FLUSH_AUTO when the mode flushes none). */
 enum cxl_flush_insn cxl_pool_flush_insn(const cxl_pool *p);

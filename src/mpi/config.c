@@ -80,6 +80,10 @@ static void read_config(void)
 		&cfg.stream_peer_timeout_ms);
 	get_u32("CXLMPI_STREAM_WAIT_SPINS", 0, 1000000000,
 		&cfg.stream_wait_spins);
+	cfg.cuda_driver = getenv("CXLMPI_CUDA_DRIVER");
+	if (!cfg.cuda_driver || !*cfg.cuda_driver)
+		cfg.cuda_driver = "libcuda.so.1";
+	get_u32("CXLMPI_TEST_GPU_MUTATE", 0, 2, &cfg.test_gpu_mutate);
 }
 
 const struct cxlmpi_config *cxlmpi_config(void)

@@ -18,6 +18,12 @@ struct cxlmpi_config {
 	uint32_t stream_slots;	  /* CXLMPI_STREAM_SLOTS, 0: by size */
 	uint32_t stream_peer_timeout_ms; /* ..._PEER_TIMEOUT_MS, 0: never */
 	uint32_t stream_wait_spins;	 /* CXLMPI_STREAM_WAIT_SPINS */
+	/* CXLMPI_CUDA_DRIVER: the CUDA driver library of GPU_MEM_OPS queues
+	 * (default libcuda.so.1) */
+	const char *cuda_driver;
+	/* CXLMPI_TEST_GPU_MUTATE: test only, a GPU queue that breaks its
+	 * protocol: 0 none, 1 no credit wait, 2 the flag before the data */
+	uint32_t test_gpu_mutate;
 };
 
 /*

@@ -138,7 +138,7 @@ struct dlayout {
 	uint8_t *bounce; /* sender: min(size, CHAN_CHUNK) bytes to gather in */
 };
 
-struct stream_queue;
+struct queue_head;
 
 struct MPIS_Request_struct {
 	int kind, state;
@@ -162,7 +162,15 @@ struct MPIS_Request_struct {
 	struct coll co;
 	bool has_coll;
 	/* queue state, caller thread: started and not yet waited on */
-	struct stream_queue *active;
+	struct queue_head *active;
+	/* the GPU_MEM_OPS queue whose stream uses this request, for good
+	 * (stream_gpu.c); NULL if none */
+	struct queue_head *gpu_q;
+	bool host_used; /* started on a THREAD queue */
+	/* an allreduce on GPU memory: the user's buffers, and the host
+	 * staging buffers that buf and sendbuf point to meanwhile */
+	uint8_t *gpu_recv, *gpu_stage;
+	const uint8_t *gpu_send;
 	uint64_t seq; /* operations started so far */
 	/* enqueued operations the progress thread has not finished */
 	atomic_uint_fast64_t inflight;
@@ -232,6 +240,58 @@ int coll_finish(MPIS_Request r, uint64_t k);
 /* stream_match.c */
 int match_post(MPIS_Request r);
 int match_finish(MPIS_Request r, bool block);
+
+/*
+ * A queue, whatever its backend: the table of its operations and the
+ * caller thread's requests started and not yet waited for. The MPIS_*
+ * entry points (stream_queue.c) check every argument and request state,
+ * then call the backend: the THREAD queue (stream_queue.c: a progress
+ * thread) or GPU_MEM_OPS (stream_gpu.c: operations on a CUDA stream).
+ */
+struct pend {
+	MPIS_Request r;
+	uint64_t k;
+};
+struct queue_ops {
+	/* enqueue round k of r, a matched request of this process */
+	int (*start)(struct queue_head *q, MPIS_Request r, uint64_t k);
+	/* enqueue the wait of the n started requests in set (the backend
+	 * takes set, malloc'd) */
+	int (*waitall)(struct queue_head *q, struct pend *set, int n);
+	int (*host)(struct queue_head *q, void (*fn)(void *), void *arg);
+	/* run or wait until all that is enqueued is done; the first error */
+	int (*wait)(struct queue_head *q);
+	void (*destroy)(struct queue_head *q);
+};
+struct queue_head {
+	const struct queue_ops *ops;
+	int type;
+	struct pend *pend;
+	int npend, cappend;
+};
+
+/* stream_gpu.c: a GPU_MEM_OPS queue on the CUDA stream *extra (NULL: the
+ * default stream); MPIS_UNSUPPORTED_BEHAVIOR where there is no driver
+ * or GPU (said once on stderr) */
+int gpu_queue_create(struct queue_head **out, void *extra);
+/* MPIS_Request_free: the stream is done with r (synchronised) */
+void gpu_request_release(MPIS_Request r);
+/* MPIS_Alloc_mem "cuda:device": GPU memory (cuMemAlloc) */
+int gpu_alloc(size_t size, void **out);
+void gpu_free(void *p);
+
+/* stream_channel.c: the slot layout, for a backend that writes and reads
+ * it with another engine (stream_gpu.c) */
+uint64_t *chan_slot(const struct chan *c, uint64_t k);
+unsigned chan_lines(uint64_t len);
+uint64_t chan_stamp_max(uint64_t cap);
+uint64_t chan_flag(uint64_t k, uint64_t len);
+/* receiver: the sender's size, published when it opened the channel; 0
+ * while it has not */
+uint64_t chan_sender_bytes(const struct chan *c);
+/* a waiter's look at the peer of c (its heartbeat): non-zero once the
+ * peer is found dead (said on stderr) */
+int chan_watch(struct chan *c);
 
 /* stream_queue.c */
 cxl_pool *stream_pool(void);

@@ -91,6 +91,22 @@ static uint64_t *slot_hdr(struct chan *c, uint64_t k)
 			    ((k - 1) % c->nslots) * c->stride);
 }
 
+uint64_t *chan_slot(const struct chan *c, uint64_t k)
+{
+	return (uint64_t *)(c->base + CHAN_SLOTS +
+			    ((k - 1) % c->nslots) * c->stride);
+}
+
+unsigned chan_lines(uint64_t len)
+{
+	return small_lines(len);
+}
+
+uint64_t chan_stamp_max(uint64_t cap)
+{
+	return stamp_max(cap);
+}
+
 int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d)
 {
 	cxl_pool *p = stream_pool();
@@ -146,18 +162,23 @@ int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d)
  * waiting on this channel can tell a dead sender from a slow one. Word by
  * word with NT stores, the name before the magic that announces it.
  */
-static int publish_beat(struct chan *c)
+static int publish_beat(struct chan *c, uint64_t need)
 {
 	cxl_pool *p = c->obj.pool;
 	uint64_t *line = (uint64_t *)(c->base + CHAN_SENDER);
-	int rc = beat_publish(p, line + 1);
+	int rc;
 
+	/* word 7: our size, for a receiver on a GPU stream (its copy engine
+	 * copies a fixed length); fenced with the name below */
+	cxl_nt_store64(p, line + 7, need);
+	rc = beat_publish(p, line + 1);
 	if (rc) {
 		chan_close(c);
 		return rc;
 	}
 	c->has_beat = true;
-	/* the name is in the pool (beat_publish fenced) before its magic */
+	/* the name and size are in the pool (beat_publish fenced) before
+	 * the magic */
 	cxl_nt_store64(p, line, CHAN_MAGIC);
 	cxl_wfence(p);
 	return MPIS_SUCCESS;
@@ -219,7 +240,7 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	c->base = c->obj.ptr;
 	c->peer = peer;
 	memcpy(c->peer_beat, d->beat, sizeof(c->peer_beat));
-	return publish_beat(c);
+	return publish_beat(c, need);
 }
 
 void chan_close(struct chan *c)
@@ -253,6 +274,24 @@ static int recv_watch(struct chan *c, cxl_pool *p)
 			  c->peer, "receive");
 }
 
+uint64_t chan_sender_bytes(const struct chan *c)
+{
+	cxl_pool *p = c->obj.pool;
+	const uint64_t *line = (const uint64_t *)(c->base + CHAN_SENDER);
+
+	/* the size was written and fenced before the magic we read */
+	if (cxl_nt_load64(p, line) != CHAN_MAGIC)
+		return 0;
+	return cxl_nt_load64(p, line + 7);
+}
+
+int chan_watch(struct chan *c)
+{
+	if (c->creator)
+		return recv_watch(c, c->obj.pool);
+	return watch_peer(&c->watch, c->peer_beat, c->peer, "send");
+}
+
 /*
  * The slot's flag word: the message's sequence number (mod 2^32) in the
  * high half, its length (<= STREAM_MAX_BYTES < 2^32) in the low half, so
@@ -261,6 +300,11 @@ static int recv_watch(struct chan *c, cxl_pool *p)
 static uint64_t flag_word(uint64_t k, uint64_t len)
 {
 	return (k & 0xffffffffu) << 32 | len;
+}
+
+uint64_t chan_flag(uint64_t k, uint64_t len)
+{
+	return flag_word(k, len);
 }
 
 /*

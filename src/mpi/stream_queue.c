@@ -29,18 +29,14 @@
  * then sleep */
 #define HOST_SPIN_NS 10000
 
-MPIS_Queue ACTIVE_QUEUE = MPIS_QUEUE_NULL;
+MPIS_Queue ACTIVE_QUEUE = 0; /* MPIS_QUEUE_NULL */
 
+/* The THREAD backend's queue; head first (struct queue_head). */
 enum op_type {
 	OP_START,
 	OP_WAITALL,
 	OP_HOST,
 	OP_STOP
-};
-
-struct pend {
-	MPIS_Request r;
-	uint64_t k;
 };
 
 struct op {
@@ -55,7 +51,7 @@ struct op {
 };
 
 struct stream_queue {
-	int type;
+	struct queue_head qh; /* first: a queue_head * is a stream_queue * */
 	pthread_t thread;
 	struct op ring[RING];
 	atomic_uint_fast64_t tail; /* written by the caller */
@@ -70,9 +66,6 @@ struct stream_queue {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;   /* the progress thread sleeps on it */
 	pthread_cond_t done; /* the host thread waits for head on it */
-	/* caller thread: started and not yet waited for */
-	struct pend *pend;
-	int npend, cappend;
 };
 
 static cxl_pool *spool;
@@ -177,9 +170,9 @@ static void idle_spin(unsigned *n, uint64_t *t0)
 		sched_yield();
 }
 
-static struct stream_queue *to_queue(MPIS_Queue q)
+static struct queue_head *to_head(MPIS_Queue q)
 {
-	return (struct stream_queue *)q;
+	return (struct queue_head *)q;
 }
 
 /* Whether the progress thread should leave the queue to a host thread
@@ -462,31 +455,28 @@ static void push(struct stream_queue *q, const struct op *o)
 	}
 }
 
-int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
-{
-	struct stream_queue *q;
+static int thread_start(struct queue_head *h, MPIS_Request r, uint64_t k);
+static int thread_waitall(struct queue_head *h, struct pend *set, int n);
+static int thread_host(struct queue_head *h, void (*fn)(void *), void *arg);
+static int thread_wait(struct queue_head *h);
+static void thread_destroy(struct queue_head *h);
 
-	(void)extra; /* the stream of a GPU backend */
-	if (!queue)
-		return MPI_ERR_ARG;
-	if (type == GPU_MEM_OPS)
-		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
-				   "GPU_MEM_OPS queues need the CUDA backend, "
-				   "which this libcxlmpi was built without "
-				   "(no CUDA found); use THREAD");
-	if (type != THREAD && type != THREAD_SERIALIZED)
-		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
-				   "queue type %d is not supported on the "
-				   "pool; use THREAD",
-				   (int)type);
-	if (!stream_pool())
-		return stream_fail(MPIS_NOT_READY,
-				   "no pool: set CXL_POOL (and run with the "
-				   "cxl provider) to use stream queues");
-	q = calloc(1, sizeof(*q));
+static const struct queue_ops thread_ops = {
+	.start = thread_start,
+	.waitall = thread_waitall,
+	.host = thread_host,
+	.wait = thread_wait,
+	.destroy = thread_destroy,
+};
+
+static int thread_create(struct queue_head **out, int type)
+{
+	struct stream_queue *q = calloc(1, sizeof(*q));
+
 	if (!q)
 		return MPI_ERR_NO_MEM;
-	q->type = type;
+	q->qh.ops = &thread_ops;
+	q->qh.type = type;
 	q->wait_spins = cxlmpi_config()->stream_wait_spins;
 	atomic_init(&q->wake_at, UINT64_MAX);
 	pthread_mutex_init(&q->mu, NULL);
@@ -497,7 +487,32 @@ int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
 		return stream_fail(MPI_ERR_OTHER,
 				   "cannot start a progress thread");
 	}
-	*queue = (MPIS_Queue)q;
+	*out = &q->qh;
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Queue_init(MPIS_Queue *queue, MPIS_Queue_type type, void *extra)
+{
+	struct queue_head *h = NULL;
+	int rc;
+
+	if (!queue)
+		return MPI_ERR_ARG;
+	if (type != THREAD && type != THREAD_SERIALIZED && type != GPU_MEM_OPS)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "queue type %d is not supported on the "
+				   "pool; use THREAD or GPU_MEM_OPS",
+				   (int)type);
+	if (!stream_pool())
+		return stream_fail(MPIS_NOT_READY,
+				   "no pool: set CXL_POOL (and run with the "
+				   "cxl provider) to use stream queues");
+	/* extra: the reference passes a stream also to THREAD queues */
+	rc = type == GPU_MEM_OPS ? gpu_queue_create(&h, extra)
+				 : thread_create(&h, type);
+	if (rc)
+		return rc;
+	*queue = (MPIS_Queue)h;
 	ACTIVE_QUEUE = *queue;
 	return MPIS_SUCCESS;
 }
@@ -550,59 +565,87 @@ static void queue_run(struct stream_queue *q, uint64_t target)
 	pthread_mutex_unlock(&q->mu);
 }
 
-int MPIS_Queue_wait(MPIS_Queue queue)
+static int thread_wait(struct queue_head *h)
 {
-	struct stream_queue *q = to_queue(queue);
+	struct stream_queue *q = (struct stream_queue *)h;
 
-	if (!q)
-		return MPIS_NOT_READY;
 	queue_run(q, atomic_load(&q->tail));
 	return atomic_load(&q->err);
 }
 
-int MPIS_Queue_free(MPIS_Queue *queue)
+int MPIS_Queue_wait(MPIS_Queue queue)
 {
-	struct stream_queue *q;
+	struct queue_head *h = to_head(queue);
+
+	if (!h)
+		return MPIS_NOT_READY;
+	return h->ops->wait(h);
+}
+
+static void thread_destroy(struct queue_head *h)
+{
+	struct stream_queue *q = (struct stream_queue *)h;
 	struct op o = { .type = OP_STOP };
 
-	if (!queue || !(q = to_queue(*queue)))
-		return MPIS_NOT_READY;
-	if (q->npend)
-		return stream_fail(MPIS_INVALID_REQUEST_STATE,
-				   "MPIS_Queue_free: %d started requests were "
-				   "not waited for; call MPIS_Enqueue_waitall "
-				   "first",
-				   q->npend);
 	push(q, &o);
 	pthread_join(q->thread, NULL);
 	pthread_mutex_destroy(&q->mu);
 	pthread_cond_destroy(&q->cv);
 	pthread_cond_destroy(&q->done);
-	free(q->pend);
+	free(q);
+}
+
+int MPIS_Queue_free(MPIS_Queue *queue)
+{
+	struct queue_head *h;
+
+	if (!queue || !(h = to_head(*queue)))
+		return MPIS_NOT_READY;
+	if (h->npend)
+		return stream_fail(MPIS_INVALID_REQUEST_STATE,
+				   "MPIS_Queue_free: %d started requests were "
+				   "not waited for; call MPIS_Enqueue_waitall "
+				   "first",
+				   h->npend);
 	if (ACTIVE_QUEUE == *queue)
 		ACTIVE_QUEUE = MPIS_QUEUE_NULL;
-	free(q);
+	free(h->pend);
+	h->ops->destroy(h);
 	*queue = MPIS_QUEUE_NULL;
 	return MPIS_SUCCESS;
 }
 
-/* May r be started on q? Completes a posted match of a send. */
-static int startable(MPIS_Request r)
+/* May r be started on q? */
+static int startable(struct queue_head *q, MPIS_Request r, const char **why)
 {
+	*why = "null";
 	if (!r || r->kind == SR_MATCH)
 		return MPIS_INVALID_REQUEST_STATE;
 	/* started and not waited for: a start again, here or on another
 	 * queue, is erroneous (its wait belongs to r->active) */
+	*why = "started and not waited for";
 	if (r->active)
 		return MPIS_INVALID_REQUEST_STATE;
+	*why = "not matched";
 	if (r->state == SR_UNMATCHED)
 		return MPIS_INVALID_REQUEST_STATE;
+	/* a GPU stream may still use the channel when the host has long
+	 * returned: a request stays with the one stream that used it */
+	*why = "in use by a GPU_MEM_OPS queue, which keeps it until it is "
+	       "freed";
+	if (r->gpu_q && r->gpu_q != q)
+		return MPIS_UNSUPPORTED_BEHAVIOR;
+	*why = "in use by THREAD queues; a GPU_MEM_OPS queue needs requests "
+	       "of its own";
+	if (q->type == GPU_MEM_OPS && r->host_used)
+		return MPIS_UNSUPPORTED_BEHAVIOR;
 	return MPIS_SUCCESS;
 }
 
-static int start_one(struct stream_queue *q, MPIS_Request r)
+static int start_one(struct queue_head *q, MPIS_Request r)
 {
-	struct op o = { .type = OP_START, .r = r };
+	uint64_t k;
+	int rc;
 
 	if (q->npend == q->cappend) {
 		int n = q->cappend ? 2 * q->cappend : 16;
@@ -613,17 +656,30 @@ static int start_one(struct stream_queue *q, MPIS_Request r)
 		q->pend = p;
 		q->cappend = n;
 	}
-	o.k = ++r->seq;
+	k = r->seq + 1;
+	rc = q->ops->start(q, r, k);
+	if (rc)
+		return rc;
+	r->seq = k;
 	r->active = q;
-	q->pend[q->npend++] = (struct pend){ r, o.k };
+	q->pend[q->npend++] = (struct pend){ r, k };
+	return MPIS_SUCCESS;
+}
+
+static int thread_start(struct queue_head *h, MPIS_Request r, uint64_t k)
+{
+	struct op o = { .type = OP_START, .r = r, .k = k };
+
+	r->host_used = true;
 	atomic_fetch_add(&r->inflight, 1);
-	push(q, &o);
+	push((struct stream_queue *)h, &o);
 	return MPIS_SUCCESS;
 }
 
 int MPIS_Enqueue_startall(MPIS_Queue queue, int n, MPIS_Request reqs[])
 {
-	struct stream_queue *q = to_queue(queue);
+	struct queue_head *q = to_head(queue);
+	const char *why;
 	int rc;
 
 	if (!q)
@@ -631,17 +687,13 @@ int MPIS_Enqueue_startall(MPIS_Queue queue, int n, MPIS_Request reqs[])
 	if (n < 0 || (n && !reqs))
 		return MPI_ERR_ARG;
 	for (int i = 0; i < n; i++) {
-		rc = startable(reqs[i]);
+		rc = startable(q, reqs[i], &why);
 		if (rc)
-			return stream_fail(
-				rc,
-				"MPIS_Enqueue_start(all): request "
-				"%d is %s; match it, and enqueue a "
-				"wait before starting it again",
-				i,
-				!reqs[i]	  ? "null"
-				: reqs[i]->active ? "started and not waited for"
-						  : "not matched");
+			return stream_fail(rc,
+					   "MPIS_Enqueue_start(all): request "
+					   "%d is %s; match it, and enqueue a "
+					   "wait before starting it again",
+					   i, why);
 		for (int j = 0; j < i; j++)
 			if (reqs[j] == reqs[i])
 				return stream_fail(
@@ -650,9 +702,18 @@ int MPIS_Enqueue_startall(MPIS_Queue queue, int n, MPIS_Request reqs[])
 					"appears twice",
 					i);
 	}
-	/* complete pending matches before anything is enqueued */
+	/* complete pending matches before anything is enqueued (a GPU
+	 * queue only tests: it never waits for a peer) */
 	for (int i = 0; i < n; i++) {
-		rc = match_finish(reqs[i], true);
+		rc = match_finish(reqs[i], q->type != GPU_MEM_OPS);
+		if (rc == MPIS_NOT_READY)
+			return stream_fail(
+				MPIS_INVALID_REQUEST_STATE,
+				"MPIS_Enqueue_start(all) on a GPU_MEM_OPS "
+				"queue: request %d is still being matched; "
+				"complete the match first (MPIS_Matchall, or "
+				"MPIS_Wait on its MPIS_Imatch request)",
+				i);
 		if (rc)
 			return rc;
 	}
@@ -671,36 +732,52 @@ int MPIS_Enqueue_start(MPIS_Queue queue, MPIS_Request *req)
 	return MPIS_Enqueue_startall(queue, 1, req);
 }
 
+static int thread_waitall(struct queue_head *h, struct pend *set, int n)
+{
+	struct op o = { .type = OP_WAITALL, .set = set, .nset = n };
+
+	push((struct stream_queue *)h, &o);
+	return MPIS_SUCCESS;
+}
+
 int MPIS_Enqueue_waitall(MPIS_Queue queue)
 {
-	struct stream_queue *q = to_queue(queue);
-	struct op o = { .type = OP_WAITALL };
+	struct queue_head *q = to_head(queue);
+	struct pend *set;
+	int rc;
 
 	if (!q)
 		return MPIS_NOT_READY;
 	if (!q->npend)
 		return MPIS_SUCCESS;
-	o.set = malloc(sizeof(*o.set) * (size_t)q->npend);
-	if (!o.set)
+	set = malloc(sizeof(*set) * (size_t)q->npend);
+	if (!set)
 		return MPI_ERR_NO_MEM;
-	memcpy(o.set, q->pend, sizeof(*o.set) * (size_t)q->npend);
-	o.nset = q->npend;
+	memcpy(set, q->pend, sizeof(*set) * (size_t)q->npend);
+	rc = q->ops->waitall(q, set, q->npend);
+	if (rc)
+		return rc; /* the backend freed set */
 	for (int i = 0; i < q->npend; i++)
 		q->pend[i].r->active = NULL;
 	q->npend = 0;
-	push(q, &o);
+	return MPIS_SUCCESS;
+}
+
+static int thread_host(struct queue_head *h, void (*fn)(void *), void *arg)
+{
+	struct op o = { .type = OP_HOST, .fn = fn, .arg = arg };
+
+	push((struct stream_queue *)h, &o);
 	return MPIS_SUCCESS;
 }
 
 int CXLMPI_Enqueue_host(MPIS_Queue queue, void (*fn)(void *), void *arg)
 {
-	struct stream_queue *q = to_queue(queue);
-	struct op o = { .type = OP_HOST, .fn = fn, .arg = arg };
+	struct queue_head *q = to_head(queue);
 
 	if (!q)
 		return MPIS_NOT_READY;
 	if (!fn)
 		return MPI_ERR_ARG;
-	push(q, &o);
-	return MPIS_SUCCESS;
+	return q->ops->host(q, fn, arg);
 }

@@ -6,11 +6,15 @@
  * so that the progress thread copies bytes and makes no MPI call.
  * Collective data must be contiguous.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stream.h"
+
+const uintptr_t MPIS_QUEUE_NULL = 0;
+const MPIS_Request MPIS_REQUEST_NULL = NULL;
 
 void MPIS_Hello_world(void)
 {
@@ -89,6 +93,17 @@ static int p2p_init(int kind, const void *buf, MPI_Count count, MPI_Datatype dt,
 int MPIS_Send_init(const void *buf, MPI_Count count, MPI_Datatype datatype,
 		   int dest, int tag, MPI_Comm comm, MPI_Info info,
 		   MPIS_Request *req)
+{
+	(void)info;
+	return p2p_init(SR_SEND, buf, count, datatype, dest, tag, comm, req);
+}
+
+/* A ready send: the receive is posted (started) before it starts. On the
+ * pool a send needs nothing of the receiver's but its channel, which
+ * exists from the match on: the same as a send. */
+int MPIS_Rsend_init(const void *buf, MPI_Count count, MPI_Datatype datatype,
+		    int dest, int tag, MPI_Comm comm, MPI_Info info,
+		    MPIS_Request *req)
 {
 	(void)info;
 	return p2p_init(SR_SEND, buf, count, datatype, dest, tag, comm, req);
@@ -221,6 +236,8 @@ int MPIS_Request_free(MPIS_Request *req)
 	/* its wait is enqueued: let the progress thread finish with it */
 	while (atomic_load(&r->inflight))
 		stream_spin(&spins);
+	if (r->gpu_q)
+		gpu_request_release(r); /* and the GPU stream */
 	if (r->hs != MPI_REQUEST_NULL) {
 		int flag = 0;
 
@@ -248,5 +265,96 @@ int MPIS_Request_freeall(int n, MPIS_Request reqs[])
 			return MPIS_INVALID_REQUEST_STATE;
 	for (int i = 0; i < n; i++)
 		MPIS_Request_free(&reqs[i]);
+	return MPIS_SUCCESS;
+}
+
+/* MPIS_Alloc_mem's blocks and their kind, for MPIS_Free_mem. */
+enum mem_kind {
+	MEM_SYSTEM,
+	MEM_POOL,
+	MEM_CUDA
+};
+struct mem_block {
+	void *base;
+	enum mem_kind kind;
+	struct mem_block *next;
+};
+static struct mem_block *blocks;
+static pthread_mutex_t blocks_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int MPIS_Alloc_mem(MPI_Aint size, MPI_Info info, void **baseptr)
+{
+	char kind[128];
+	int flag = 0, rc = MPIS_SUCCESS;
+	struct mem_block *b;
+	void *p = NULL;
+
+	if (!baseptr || size < 0)
+		return MPI_ERR_ARG;
+	if (info == MPI_INFO_NULL ||
+	    PMPI_Info_get(info, "mpi_memory_alloc_kinds", sizeof(kind) - 1,
+			  kind, &flag) != MPI_SUCCESS ||
+	    !flag)
+		return stream_fail(MPI_ERR_INFO_KEY,
+				   "MPIS_Alloc_mem: set the info key "
+				   "mpi_memory_alloc_kinds to system, "
+				   "cxl:pool or cuda:device");
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return MPI_ERR_NO_MEM;
+	if (!strcmp(kind, "system")) {
+		b->kind = MEM_SYSTEM;
+		p = malloc(size ? (size_t)size : 1);
+		rc = p ? MPIS_SUCCESS : MPI_ERR_NO_MEM;
+	} else if (!strcmp(kind, "cxl:pool")) {
+		b->kind = MEM_POOL;
+		rc = MPI_Alloc_mem(size, MPI_INFO_NULL, &p);
+	} else if (!strcmp(kind, "cuda:device")) {
+		b->kind = MEM_CUDA;
+		rc = gpu_alloc((size_t)size, &p);
+	} else {
+		rc = stream_fail(MPI_ERR_INFO_VALUE,
+				 "MPIS_Alloc_mem: mpi_memory_alloc_kinds='%s' "
+				 "is not supported; use system, cxl:pool or "
+				 "cuda:device",
+				 kind);
+	}
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	b->base = p;
+	pthread_mutex_lock(&blocks_mu);
+	b->next = blocks;
+	blocks = b;
+	pthread_mutex_unlock(&blocks_mu);
+	*baseptr = p;
+	return MPIS_SUCCESS;
+}
+
+int MPIS_Free_mem(void *base)
+{
+	struct mem_block **pp, *b = NULL;
+
+	pthread_mutex_lock(&blocks_mu);
+	for (pp = &blocks; *pp; pp = &(*pp)->next)
+		if ((*pp)->base == base) {
+			b = *pp;
+			*pp = b->next;
+			break;
+		}
+	pthread_mutex_unlock(&blocks_mu);
+	if (!b)
+		return stream_fail(MPI_ERR_ARG,
+				   "MPIS_Free_mem(%p): not a block of "
+				   "MPIS_Alloc_mem",
+				   base);
+	if (b->kind == MEM_SYSTEM)
+		free(base);
+	else if (b->kind == MEM_POOL)
+		MPI_Free_mem(base);
+	else
+		gpu_free(base);
+	free(b);
 	return MPIS_SUCCESS;
 }

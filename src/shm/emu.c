@@ -97,8 +97,17 @@ void cxl_emu_flush(struct cxl_pool *p, uint64_t off, uint64_t nlines)
 	for (uint64_t i = 0; i < nlines; i++, off += CXL_LINE) {
 		_Atomic uint64_t *l = line_lock(p, off / CXL_LINE);
 
+		uint64_t *dst = (uint64_t *)(p->emu.shared + off);
+		const uint64_t *src = (const uint64_t *)(p->base + off);
+
 		wr_lock(p, l);
-		memcpy(p->emu.shared + off, p->base + off, CXL_LINE);
+		/* Word 0 last, with release: a device of this host that
+		 * reads the memory without the line lock (a GPU's stream
+		 * wait on word 0, then a copy) and finds word 0 new finds
+		 * the whole line new, as after a CXL line write. */
+		for (unsigned w = 1; w < CXL_LINE / 8; w++)
+			__atomic_store_n(&dst[w], src[w], __ATOMIC_RELAXED);
+		__atomic_store_n(&dst[0], src[0], __ATOMIC_RELEASE);
 		wr_unlock(l);
 	}
 }

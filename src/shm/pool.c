@@ -488,6 +488,12 @@ CXL_EXPORT void *cxl_pool_base(const cxl_pool *p)
 	return p->base;
 }
 
+CXL_EXPORT void *cxl_pool_dma_base(const cxl_pool *p)
+{
+	return p->mode == CXL_COH_EMULATED && p->emu.shared ? p->emu.shared
+							    : p->base;
+}
+
 CXL_EXPORT uint64_t cxl_pool_size(const cxl_pool *p)
 {
 	return p->size;

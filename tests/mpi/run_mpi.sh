@@ -60,5 +60,7 @@ ompi)
 	;;
 esac
 grep -v -E '^(====|[A-Za-z_]+: |  |MPIDI|MPIR|MPID|sizeof|tx_|rx_|max_|Required|provider:|libfabric provider)' "$out" | head -50
+# libcxlmpi's own diagnostics (the filter above hides "name: " lines)
+grep -E '^libcxlmpi: ' "$out" | head -10
 grep -E 'passed, [0-9]+ failed|bad' "$out" | tail -2
 exit $rc

@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPIS_Queue of type GPU_MEM_OPS: every operation of point-to-point
+ * requests goes on the user's CUDA stream, in order with its kernels, and
+ * no host thread is in their path. The GPU reaches the pool through the
+ * pool's DMA view (cxl_pool_dma_base), registered with the driver once:
+ *
+ *   start of a send   wait for the slot's credit (cuStreamWaitValue64 on
+ *                     the receiver's count, >= k - nslots); copy the data
+ *                     into the slot (cuMemcpyAsync, or a 2-D copy into
+ *                     stamped lines, then the stamps); write the flag
+ *                     (cuStreamWriteValue64, which orders it after the
+ *                     copies: the driver's default memory barrier)
+ *   start of a recv   nothing
+ *   wait of a recv    wait for the flag (>= k << 32) and the stamps;
+ *                     copy out; write the credit (k)
+ *   collectives       a host function on the stream (cuLaunchHostFunc)
+ *                     runs the pool collective on host staging buffers
+ *
+ * The wire format is the THREAD queue's (stream_channel.c), so a GPU
+ * sender may feed a THREAD receiver and the other way round. A copy
+ * engine copies a fixed length: a GPU receive takes exactly its size, and
+ * a send of another size into it is refused when it is known (the sender
+ * writes its size into its line when it opens the channel) or reported
+ * by MPIS_Queue_wait.
+ *
+ * Coherence: the copy engine and the stream memory operations access the
+ * memory, not a CPU cache (the emulated mode's shared view stands for
+ * it), so GPU writes need no flush and GPU reads no invalidation; host
+ * peers flush and invalidate as always.
+ *
+ * MPIS_Queue_wait polls the stream and watches the peers' heartbeats; when
+ * a peer is dead it stores the values the stream waits for, so that the
+ * stream drains (the data then is not the peer's), and returns the error.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_driver.h"
+#include "stream.h"
+
+/* a value the stream waits for: the host releases it if the peer dies */
+struct gwait {
+	uint64_t *at; /* in the process's view of the pool */
+	uint64_t v;
+	MPIS_Request r;
+};
+
+struct gpu_queue {
+	struct queue_head head;
+	const struct cuda_driver *cu;
+	CUstream s;
+	_Atomic int err; /* also set by host functions on the stream */
+	/* waits enqueued since the last MPIS_Queue_wait */
+	struct gwait *waits;
+	int nwaits, capwaits;
+	/* receives whose sender's size was not known at the enqueue */
+	MPIS_Request *unchecked;
+	int nunchecked, capunchecked;
+	/* requests this stream uses: their gpu_q is cleared at free */
+	MPIS_Request *reqs;
+	int nreqs, capreqs;
+};
+
+/* The pool's registration with the driver, once per process. */
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *reg_view;   /* the process's view (cxl_pool_base) */
+static CUdeviceptr reg_dev; /* the DMA view, as the device sees it */
+static uint64_t reg_size;
+
+static int cu_fail(CUresult rc, const char *what)
+{
+	return stream_fail(MPI_ERR_OTHER, "GPU_MEM_OPS: %s failed (%s)", what,
+			   cuda_errstr(rc));
+}
+
+/* A current context on this thread: the application's, or device 0's
+ * primary context (the CUDA runtime's). */
+static int need_ctx(const struct cuda_driver *cu)
+{
+	CUcontext c = NULL;
+	CUresult rc = cu->cuCtxGetCurrent(&c);
+
+	if (rc == CUDA_SUCCESS && c)
+		return MPIS_SUCCESS;
+	rc = cu->cuDevicePrimaryCtxRetain(&c, 0);
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuCtxSetCurrent(c);
+	return rc == CUDA_SUCCESS
+		       ? MPIS_SUCCESS
+		       : cu_fail(rc, "making a CUDA context current");
+}
+
+static int register_pool(const struct cuda_driver *cu)
+{
+	cxl_pool *p = stream_pool();
+	uint8_t *dma;
+	CUresult rc;
+	int ret = MPIS_SUCCESS;
+
+	pthread_mutex_lock(&reg_mu);
+	if (reg_view)
+		goto out;
+	dma = cxl_pool_dma_base(p);
+	rc = cu->cuMemHostRegister(dma, cxl_pool_size(p),
+				   CU_MEMHOSTREGISTER_PORTABLE |
+					   CU_MEMHOSTREGISTER_DEVICEMAP);
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuMemHostGetDevicePointer(&reg_dev, dma, 0);
+	if (rc != CUDA_SUCCESS) {
+		ret = stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				  "GPU_MEM_OPS: the GPU cannot map the pool "
+				  "(%llu bytes of %s: cuMemHostRegister: %s)",
+				  (unsigned long long)cxl_pool_size(p),
+				  cxl_pool_path(p), cuda_errstr(rc));
+		goto out;
+	}
+	reg_size = cxl_pool_size(p);
+	reg_view = cxl_pool_base(p);
+out:
+	pthread_mutex_unlock(&reg_mu);
+	return ret;
+}
+
+/* The device address of a pool word, given in the process's view. */
+static CUdeviceptr D(const void *view_ptr)
+{
+	return reg_dev + (CUdeviceptr)((const uint8_t *)view_ptr - reg_view);
+}
+
+/* The DMA view's address of a pool word: where the host stores what the
+ * stream waits for, and reads what the GPU wrote, as a device would. */
+static uint64_t *dma_word(const void *view_ptr)
+{
+	return (uint64_t *)((uint8_t *)cxl_pool_dma_base(stream_pool()) +
+			    ((const uint8_t *)view_ptr - reg_view));
+}
+
+static CUdeviceptr U(const void *p)
+{
+	return (CUdeviceptr)(uintptr_t)p;
+}
+
+static int grow(void **arr, int *cap, int n, size_t el)
+{
+	void *a;
+	int c;
+
+	if (n < *cap)
+		return MPIS_SUCCESS;
+	c = *cap ? 2 * *cap : 16;
+	a = realloc(*arr, el * (size_t)c);
+	if (!a)
+		return MPI_ERR_NO_MEM;
+	*arr = a;
+	*cap = c;
+	return MPIS_SUCCESS;
+}
+
+/* Enqueue a wait for *at >= v, remembered for MPIS_Queue_wait. */
+static int wait_geq(struct gpu_queue *q, MPIS_Request r, uint64_t *at,
+		    uint64_t v)
+{
+	CUresult rc;
+
+	if (grow((void **)&q->waits, &q->capwaits, q->nwaits,
+		 sizeof(*q->waits)))
+		return MPI_ERR_NO_MEM;
+	rc = q->cu->cuStreamWaitValue64(q->s, D(at), v,
+					CU_STREAM_WAIT_VALUE_GEQ);
+	if (rc != CUDA_SUCCESS)
+		return cu_fail(rc, "cuStreamWaitValue64");
+	q->waits[q->nwaits++] = (struct gwait){ at, v, r };
+	return MPIS_SUCCESS;
+}
+
+static int write64(struct gpu_queue *q, uint64_t *at, uint64_t v)
+{
+	CUresult rc = q->cu->cuStreamWriteValue64(
+		q->s, D(at), v, CU_STREAM_WRITE_VALUE_DEFAULT);
+
+	return rc == CUDA_SUCCESS ? MPIS_SUCCESS
+				  : cu_fail(rc, "cuStreamWriteValue64");
+}
+
+static int copy(struct gpu_queue *q, CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	CUresult rc;
+
+	if (!n)
+		return MPIS_SUCCESS;
+	rc = q->cu->cuMemcpyAsync(dst, src, n, q->s);
+	return rc == CUDA_SUCCESS ? MPIS_SUCCESS : cu_fail(rc, "cuMemcpyAsync");
+}
+
+/* n rows of w bytes, src rows spp apart, dst rows dpp apart. */
+static int copy_rows(struct gpu_queue *q, CUdeviceptr dst, size_t dpp,
+		     CUdeviceptr src, size_t spp, size_t w, size_t n)
+{
+	CUDA_MEMCPY2D m;
+	CUresult rc;
+
+	if (!n)
+		return MPIS_SUCCESS;
+	memset(&m, 0, sizeof(m));
+	m.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+	m.srcDevice = src;
+	m.srcPitch = spp;
+	m.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+	m.dstDevice = dst;
+	m.dstPitch = dpp;
+	m.WidthInBytes = w;
+	m.Height = n;
+	rc = q->cu->cuMemcpy2DAsync(&m, q->s);
+	return rc == CUDA_SUCCESS ? MPIS_SUCCESS
+				  : cu_fail(rc, "cuMemcpy2DAsync");
+}
+
+/*
+ * Stamped lines (stream_channel.c, send_small): the first CHAN_INLINE
+ * bytes in the flag line at CHAN_INLINE_OFF, then CHAN_LINE_DATA bytes
+ * per line after its stamp word. to_pool: user buffer -> slot, else
+ * slot -> user buffer.
+ */
+static int copy_stamped(struct gpu_queue *q, uint64_t *hdr, uint8_t *buf,
+			uint64_t len, bool to_pool)
+{
+	uint64_t in = len < CHAN_INLINE ? len : CHAN_INLINE;
+	uint64_t rest = len - in, full = rest / CHAN_LINE_DATA;
+	uint64_t part = rest % CHAN_LINE_DATA;
+	CUdeviceptr pool_in = D((uint8_t *)hdr + CHAN_INLINE_OFF);
+	CUdeviceptr pool_rows = D((uint8_t *)hdr + CXL_LINE + 8);
+	CUdeviceptr user_rows = U(buf + in);
+	int rc;
+
+	rc = to_pool ? copy(q, pool_in, U(buf), in)
+		     : copy(q, U(buf), pool_in, in);
+	if (!rc)
+		rc = to_pool ? copy_rows(q, pool_rows, CXL_LINE, user_rows,
+					 CHAN_LINE_DATA, CHAN_LINE_DATA, full)
+			     : copy_rows(q, user_rows, CHAN_LINE_DATA,
+					 pool_rows, CXL_LINE, CHAN_LINE_DATA,
+					 full);
+	if (!rc && part)
+		rc = to_pool ? copy(q, pool_rows + full * CXL_LINE,
+				    user_rows + full * CHAN_LINE_DATA, part)
+			     : copy(q, user_rows + full * CHAN_LINE_DATA,
+				    pool_rows + full * CXL_LINE, part);
+	return rc;
+}
+
+static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
+{
+	struct chan *c = &r->ch;
+	uint64_t *hdr = chan_slot(c, k);
+	uint64_t len = r->bytes;
+	unsigned mutate = cxlmpi_config()->test_gpu_mutate;
+	int rc = MPIS_SUCCESS;
+
+	/* the slot is free once the receiver consumed message k - nslots */
+	if (k > c->nslots && mutate != 1)
+		rc = wait_geq(q, r, (uint64_t *)(c->base + CHAN_CONSUMED),
+			      k - c->nslots);
+	if (!rc && mutate == 2) /* test: the flag before the data */
+		rc = write64(q, hdr, chan_flag(k, len));
+	if (!rc && len <= chan_stamp_max(c->cap)) {
+		rc = copy_stamped(q, hdr, r->buf, len, true);
+		/* each stamp after its line's data (the write's barrier) */
+		for (unsigned j = 1; !rc && j < chan_lines(len); j++)
+			rc = write64(q, hdr + j * (CXL_LINE / 8), k);
+	} else if (!rc) {
+		rc = copy(q, D((uint8_t *)hdr + CXL_LINE), U(r->buf), len);
+	}
+	/* the flag, after the data: the driver's default write barrier */
+	if (!rc && mutate != 2)
+		rc = write64(q, hdr, chan_flag(k, len));
+	return rc;
+}
+
+static int recv_wait(struct gpu_queue *q, MPIS_Request r, uint64_t k)
+{
+	struct chan *c = &r->ch;
+	uint64_t *hdr = chan_slot(c, k);
+	uint64_t len = r->bytes;
+	int rc;
+
+	/* any length: a different one is caught by the size check */
+	rc = wait_geq(q, r, hdr, (k & 0xffffffffu) << 32);
+	if (!rc && len <= chan_stamp_max(c->cap)) {
+		for (unsigned j = 1; !rc && j < chan_lines(len); j++)
+			rc = wait_geq(q, r, hdr + j * (CXL_LINE / 8), k);
+		if (!rc)
+			rc = copy_stamped(q, hdr, r->buf, len, false);
+	} else if (!rc) {
+		rc = copy(q, U(r->buf), D((uint8_t *)hdr + CXL_LINE), len);
+	}
+	/* the credit, after the copy out (stream order and barrier) */
+	if (!rc)
+		rc = write64(q, (uint64_t *)(c->base + CHAN_CONSUMED), k);
+	return rc;
+}
+
+/* Collectives: a host function per start and per wait, on staging
+ * buffers in host memory when the user's are in GPU memory. */
+struct coll_call {
+	MPIS_Request r;
+	uint64_t k;
+	struct gpu_queue *q;
+	bool finish;
+};
+
+static void coll_host(void *arg)
+{
+	struct coll_call *cc = arg;
+
+	if (cc->finish) {
+		int rc = coll_finish(cc->r, cc->k);
+
+		int none = MPIS_SUCCESS;
+
+		if (rc)
+			atomic_compare_exchange_strong(&cc->q->err, &none, rc);
+	} else {
+		coll_start(cc->r, cc->k);
+	}
+	free(cc);
+}
+
+static bool on_device(const struct cuda_driver *cu, const void *p)
+{
+	int type = 0;
+
+	return cu->cuPointerGetAttribute(&type,
+					 CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					 U(p)) == CUDA_SUCCESS &&
+	       type == CU_MEMORYTYPE_DEVICE;
+}
+
+static int coll_call(struct gpu_queue *q, MPIS_Request r, uint64_t k,
+		     bool finish)
+{
+	struct coll_call *cc = malloc(sizeof(*cc));
+	CUresult rc;
+
+	if (!cc)
+		return MPI_ERR_NO_MEM;
+	*cc = (struct coll_call){ r, k, q, finish };
+	rc = q->cu->cuLaunchHostFunc(q->s, coll_host, cc);
+	if (rc != CUDA_SUCCESS) {
+		free(cc);
+		return cu_fail(rc, "cuLaunchHostFunc");
+	}
+	return MPIS_SUCCESS;
+}
+
+/* An allreduce on device buffers: the pool collective runs on host
+ * staging buffers (r->sendbuf, r->buf), the stream copies in and out. */
+static int coll_stage(struct gpu_queue *q, MPIS_Request r)
+{
+	if (r->kind != SR_ALLREDUCE || r->gpu_stage)
+		return MPIS_SUCCESS;
+	r->gpu_recv = r->buf;
+	r->gpu_send = r->sendbuf;
+	if (!on_device(q->cu, r->buf) && !on_device(q->cu, r->sendbuf))
+		return MPIS_SUCCESS;
+	r->gpu_stage = malloc(2 * (size_t)r->bytes + 1);
+	if (!r->gpu_stage)
+		return MPI_ERR_NO_MEM;
+	r->buf = r->gpu_stage;
+	r->sendbuf =
+		r->gpu_send == r->gpu_recv ? r->buf : r->gpu_stage + r->bytes;
+	return MPIS_SUCCESS;
+}
+
+static int track(struct gpu_queue *q, MPIS_Request r)
+{
+	if (r->gpu_q)
+		return MPIS_SUCCESS;
+	if (grow((void **)&q->reqs, &q->capreqs, q->nreqs, sizeof(*q->reqs)))
+		return MPI_ERR_NO_MEM;
+	q->reqs[q->nreqs++] = r;
+	r->gpu_q = &q->head;
+	return MPIS_SUCCESS;
+}
+
+static int gpu_start(struct queue_head *h, MPIS_Request r, uint64_t k)
+{
+	struct gpu_queue *q = (struct gpu_queue *)h;
+	uint64_t known;
+	int rc;
+
+	if (r->lay.seg)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "GPU_MEM_OPS: request of a non-contiguous "
+				   "datatype; the GPU queue copies contiguous "
+				   "buffers only (use a THREAD queue, or pack "
+				   "on the GPU)");
+	if (r->has_chan && r->kind == SR_RECV) {
+		known = chan_sender_bytes(&r->ch);
+		if (known && known != r->bytes)
+			return stream_fail(
+				MPI_ERR_TRUNCATE,
+				"GPU_MEM_OPS: the receive of %llu bytes from "
+				"rank %d is matched with a send of %llu; a GPU "
+				"receive takes messages of exactly its size",
+				(unsigned long long)r->bytes, r->peer,
+				(unsigned long long)known);
+	}
+	rc = track(q, r);
+	if (!rc && r->has_coll)
+		rc = coll_stage(q, r);
+	if (rc)
+		return rc;
+	if (r->has_chan && r->kind == SR_SEND)
+		return send_start(q, r, k);
+	if (r->has_coll) {
+		if (r->gpu_stage && r->sendbuf != r->buf)
+			rc = copy(q, U(r->sendbuf), U(r->gpu_send), r->bytes);
+		else if (r->gpu_stage)
+			rc = copy(q, U(r->buf), U(r->gpu_recv), r->bytes);
+		return rc ? rc : coll_call(q, r, k, false);
+	}
+	return MPIS_SUCCESS;
+}
+
+static int gpu_waitall(struct queue_head *h, struct pend *set, int n)
+{
+	struct gpu_queue *q = (struct gpu_queue *)h;
+	int rc = MPIS_SUCCESS;
+
+	for (int i = 0; i < n && !rc; i++) {
+		MPIS_Request r = set[i].r;
+
+		if (r->has_chan && r->kind == SR_RECV) {
+			rc = recv_wait(q, r, set[i].k);
+			if (!rc && !chan_sender_bytes(&r->ch)) {
+				rc = grow((void **)&q->unchecked,
+					  &q->capunchecked, q->nunchecked,
+					  sizeof(*q->unchecked));
+				if (!rc)
+					q->unchecked[q->nunchecked++] = r;
+			}
+		} else if (r->has_coll) {
+			rc = coll_call(q, r, set[i].k, true);
+			if (!rc && r->gpu_stage)
+				rc = copy(q, U(r->gpu_recv), U(r->buf),
+					  r->bytes);
+		}
+		/* round k is on the stream: a THREAD queue never takes
+		 * r (startable), so nothing waits for retired */
+		atomic_store(&r->retired, set[i].k);
+	}
+	free(set);
+	return rc;
+}
+
+static int gpu_host(struct queue_head *h, void (*fn)(void *), void *arg)
+{
+	struct gpu_queue *q = (struct gpu_queue *)h;
+	CUresult rc = q->cu->cuLaunchHostFunc(q->s, fn, arg);
+
+	return rc == CUDA_SUCCESS ? MPIS_SUCCESS
+				  : cu_fail(rc, "cuLaunchHostFunc");
+}
+
+/* A peer of a pending wait is dead: store every value the stream waits
+ * for, so that it drains, and fail. */
+static int release_waits(struct gpu_queue *q)
+{
+	for (int i = 0; i < q->nwaits; i++) {
+		/* as a device would: into the memory the GPU reads */
+		__atomic_store_n(dma_word(q->waits[i].at), q->waits[i].v,
+				 __ATOMIC_SEQ_CST);
+	}
+	return MPI_ERR_OTHER;
+}
+
+static int watch(struct gpu_queue *q)
+{
+	for (int i = 0; i < q->nwaits; i++) {
+		MPIS_Request r = q->waits[i].r;
+		if (!r->has_chan)
+			continue;
+		/* only a wait the stream may still be in: a peer that sent
+		 * all and freed its requests is not missed (uncached load:
+		 * the value as the GPU reads it) */
+		if (cxl_nt_load64(stream_pool(), q->waits[i].at) >=
+		    q->waits[i].v)
+			continue;
+		if (chan_watch(&r->ch))
+			return stream_fail(release_waits(q),
+					   "GPU_MEM_OPS: a peer stopped "
+					   "(above); the stream was released "
+					   "and its receive buffers hold no "
+					   "data of that peer");
+	}
+	return MPIS_SUCCESS;
+}
+
+static int gpu_wait(struct queue_head *h)
+{
+	struct gpu_queue *q = (struct gpu_queue *)h;
+	unsigned spins = 0;
+	CUresult rc;
+	int err = MPIS_SUCCESS;
+
+	for (;;) {
+		rc = q->cu->cuStreamQuery(q->s);
+		if (rc != CUDA_ERROR_NOT_READY)
+			break;
+		if (!err && (spins & 255) == 255)
+			err = watch(q);
+		stream_spin(&spins);
+	}
+	if (rc != CUDA_SUCCESS && !err)
+		err = cu_fail(rc, "the stream");
+	for (int i = 0; i < q->nunchecked && !err; i++) {
+		MPIS_Request r = q->unchecked[i];
+		uint64_t got = chan_sender_bytes(&r->ch);
+
+		if (got != r->bytes)
+			err = stream_fail(
+				MPI_ERR_TRUNCATE,
+				"GPU_MEM_OPS: a send of %llu bytes from rank "
+				"%d arrived in a GPU receive of %llu bytes, "
+				"which copied its whole size: the bytes past "
+				"the message are not the sender's; a GPU "
+				"receive takes messages of exactly its size",
+				(unsigned long long)got, r->peer,
+				(unsigned long long)r->bytes);
+	}
+	q->nunchecked = 0;
+	q->nwaits = 0;
+	if (err) {
+		int none = MPIS_SUCCESS;
+
+		atomic_compare_exchange_strong(&q->err, &none, err);
+	}
+	return atomic_load(&q->err);
+}
+
+static void gpu_destroy(struct queue_head *h)
+{
+	struct gpu_queue *q = (struct gpu_queue *)h;
+
+	gpu_wait(h);
+	for (int i = 0; i < q->nreqs; i++)
+		q->reqs[i]->gpu_q = NULL;
+	free(q->waits);
+	free(q->unchecked);
+	free(q->reqs);
+	free(q);
+}
+
+static const struct queue_ops gpu_ops = {
+	.start = gpu_start,
+	.waitall = gpu_waitall,
+	.host = gpu_host,
+	.wait = gpu_wait,
+	.destroy = gpu_destroy,
+};
+
+int gpu_queue_create(struct queue_head **out, void *extra)
+{
+	const struct cuda_driver *cu = cuda_load();
+	struct gpu_queue *q;
+	int rc;
+
+	if (!cu)
+		return MPIS_UNSUPPORTED_BEHAVIOR; /* cuda_load said why */
+	rc = need_ctx(cu);
+	if (!rc)
+		rc = register_pool(cu);
+	if (rc)
+		return rc;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return MPI_ERR_NO_MEM;
+	q->head.ops = &gpu_ops;
+	q->head.type = GPU_MEM_OPS;
+	q->cu = cu;
+	q->s = extra ? *(CUstream *)extra : NULL;
+	*out = &q->head;
+	return MPIS_SUCCESS;
+}
+
+void gpu_request_release(MPIS_Request r)
+{
+	struct gpu_queue *q = (struct gpu_queue *)r->gpu_q;
+
+	/* the stream is done with the channel before it goes */
+	if (q)
+		gpu_wait(&q->head);
+	for (int i = 0; q && i < q->nreqs; i++)
+		if (q->reqs[i] == r)
+			q->reqs[i] = q->reqs[--q->nreqs];
+	r->gpu_q = NULL;
+	if (r->gpu_stage) {
+		free(r->gpu_stage);
+		r->gpu_stage = NULL;
+		r->buf = r->gpu_recv;
+		r->sendbuf = r->gpu_send;
+	}
+}
+
+int gpu_alloc(size_t size, void **out)
+{
+	const struct cuda_driver *cu = cuda_load();
+	CUdeviceptr d = 0;
+	CUresult rc;
+	int ret;
+
+	if (!cu)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "MPIS_Alloc_mem: cuda:device memory needs "
+				   "a CUDA driver and GPU (above)");
+	ret = need_ctx(cu);
+	if (ret)
+		return ret;
+	rc = cu->cuMemAlloc(&d, size ? size : 1);
+	if (rc != CUDA_SUCCESS)
+		return stream_fail(MPI_ERR_NO_MEM,
+				   "MPIS_Alloc_mem: cuMemAlloc of %zu bytes "
+				   "failed (%s)",
+				   size, cuda_errstr(rc));
+	*out = (void *)(uintptr_t)d;
+	return MPIS_SUCCESS;
+}
+
+void gpu_free(void *p)
+{
+	const struct cuda_driver *cu = cuda_load();
+
+	if (cu)
+		cu->cuMemFree(U(p));
+}
