@@ -9,12 +9,13 @@
  *   gpu_stream bench          one-way latency and bandwidth: GPU queue,
  *                             host-staged MPI, THREAD queue (a table)
  *
- * Cases: a one-way stream of 3 * 16 messages per size (the slots are
- * reused; a receiver slower than its sender), an echo ping-pong per size
- * (48 B inline, stamped lines up to 4 KiB, 1 MiB), the reference's ring
- * with MPIS_Rsend_init and a copy "kernel" between receive and send,
- * barrier and allreduce on device buffers, a send into a GPU receive of
- * another size (an error, never silent). Exit 0 if all passed.
+ * Cases (the reference's multi-backend tests on device buffers: ring,
+ * rsend, halo, two_queue, barrier, allreduce): a one-way stream of 3 * 16
+ * messages per size (the slots are reused; a receiver slower than its sender),
+ * an echo ping-pong per size (48 B inline, stamped lines up to 4 KiB, 1 MiB),
+ * the reference's ring with MPIS_Rsend_init and a copy "kernel" between receive
+ * and send, barrier and allreduce on device buffers, a send into a GPU receive
+ * of another size (an error, never silent). Exit 0 if all passed.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -234,6 +235,145 @@ static void echo(MPIS_Queue q, uint64_t n, int rounds, bool rsend)
 				break;
 			}
 	MPIS_Request_freeall(2, rq);
+	host_free(h);
+	MPIS_Free_mem(sb);
+	MPIS_Free_mem(rb);
+}
+
+/* The reference's halo on 2 ranks (periodic: left and right are the
+ * peer): both faces out with startall, both in, every round checked. */
+static void halo(MPIS_Queue q, uint64_t n, int rounds)
+{
+	uint8_t *sl = buf_alloc(n), *sr = buf_alloc(n);
+	uint8_t *rl = buf_alloc(n), *rr = buf_alloc(n);
+	uint8_t *h = host_alloc(4 * n * (size_t)rounds);
+	MPIS_Request rq[4];
+	int peer = 1 - rank, rc;
+
+	/* to the left with tag 10, to the right with tag 11 */
+	MPIS_Send_init(sl, (MPI_Count)n, MPI_BYTE, peer, 10, MPI_COMM_WORLD,
+		       MPI_INFO_NULL, &rq[0]);
+	MPIS_Send_init(sr, (MPI_Count)n, MPI_BYTE, peer, 11, MPI_COMM_WORLD,
+		       MPI_INFO_NULL, &rq[1]);
+	MPIS_Recv_init(rl, (MPI_Count)n, MPI_BYTE, peer, 11, MPI_COMM_WORLD,
+		       MPI_INFO_NULL, &rq[2]);
+	MPIS_Recv_init(rr, (MPI_Count)n, MPI_BYTE, peer, 10, MPI_COMM_WORLD,
+		       MPI_INFO_NULL, &rq[3]);
+	MPIS_Matchall(4, rq, MPI_STATUSES_IGNORE);
+	for (int i = 0; i < rounds; i++) {
+		uint8_t *o = h + 4 * n * (size_t)i;
+
+		for (uint64_t j = 0; j < n; j++) {
+			o[j] = pat((uint64_t)i, j, rank, n);
+			o[n + j] = pat((uint64_t)i + 1000, j, rank, n);
+		}
+	}
+	for (int i = 0; i < rounds; i++) {
+		uint8_t *o = h + 4 * n * (size_t)i;
+
+		qcopy(q, sl, o, n);
+		qcopy(q, sr, o + n, n);
+		MPIS_Enqueue_startall(q, 4, rq);
+		MPIS_Enqueue_waitall(q);
+		qcopy(q, o + 2 * n, rl, n);
+		qcopy(q, o + 3 * n, rr, n);
+	}
+	rc = queue_done(q);
+	if (rc)
+		FAIL("halo %llu B: queue error %d", (unsigned long long)n, rc);
+	for (int i = 0; !rc && i < rounds; i++) {
+		const uint8_t *o = h + 4 * n * (size_t)i;
+
+		for (uint64_t j = 0; j < n; j++)
+			if (o[2 * n + j] !=
+				    pat((uint64_t)i + 1000, j, peer, n) ||
+			    o[3 * n + j] != pat((uint64_t)i, j, peer, n)) {
+				FAIL("halo %llu B: round %d byte %llu wrong",
+				     (unsigned long long)n, i,
+				     (unsigned long long)j);
+				i = rounds;
+				break;
+			}
+	}
+	MPIS_Request_freeall(4, rq);
+	host_free(h);
+	MPIS_Free_mem(sl);
+	MPIS_Free_mem(sr);
+	MPIS_Free_mem(rl);
+	MPIS_Free_mem(rr);
+}
+
+/* The reference's two_queue: two sets of requests used in turn (one
+ * active while the other's buffers are refilled), MPIS_Match one by one
+ * with one tag, MPIS_Queue_wait between cycles. */
+static void two_sets(MPIS_Queue q, uint64_t n, int cycles)
+{
+	uint8_t *sb = buf_alloc(2 * n), *rb = buf_alloc(2 * n);
+	uint8_t *h = host_alloc(n * (size_t)cycles);
+	MPIS_Request set[2][2];
+	int peer = 1 - rank, rc = 0;
+
+	for (int k = 0; k < 2; k++) {
+		if (rank == 0) {
+			MPIS_Send_init(sb + k * n, (MPI_Count)n, MPI_BYTE, peer,
+				       0, MPI_COMM_WORLD, MPI_INFO_NULL,
+				       &set[k][0]);
+			MPIS_Recv_init(rb + k * n, (MPI_Count)n, MPI_BYTE, peer,
+				       0, MPI_COMM_WORLD, MPI_INFO_NULL,
+				       &set[k][1]);
+		} else { /* echo from the receive buffer itself */
+			MPIS_Recv_init(rb + k * n, (MPI_Count)n, MPI_BYTE, peer,
+				       0, MPI_COMM_WORLD, MPI_INFO_NULL,
+				       &set[k][1]);
+			MPIS_Send_init(rb + k * n, (MPI_Count)n, MPI_BYTE, peer,
+				       0, MPI_COMM_WORLD, MPI_INFO_NULL,
+				       &set[k][0]);
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		for (int j = 0; j < 2; j++) {
+			int x = rank == 0 ? j : 1 - j;
+
+			MPIS_Match(&set[k][x], MPI_STATUS_IGNORE);
+		}
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < cycles; i++)
+		for (uint64_t j = 0; rank == 0 && j < n; j++)
+			h[(size_t)i * n + j] = pat((uint64_t)i, j, 0, n);
+	for (int i = 0; i < cycles && !rc; i++) {
+		MPIS_Request *a = set[i % 2];
+		uint64_t off = (uint64_t)(i % 2) * n;
+
+		if (rank == 0) {
+			rc = MPIS_Queue_wait(q);
+			qcopy(q, sb + off, h + (size_t)i * n, n);
+			MPIS_Enqueue_startall(q, 2, a);
+			MPIS_Enqueue_waitall(q);
+			qcopy(q, h + (size_t)i * n, rb + off, n);
+		} else {
+			MPIS_Enqueue_start(q, &a[1]);
+			MPIS_Enqueue_waitall(q);
+			rc = MPIS_Queue_wait(q);
+			MPIS_Enqueue_start(q, &a[0]);
+			MPIS_Enqueue_waitall(q);
+		}
+	}
+	if (!rc)
+		rc = queue_done(q);
+	if (rc)
+		FAIL("two sets %llu B: queue error %d", (unsigned long long)n,
+		     rc);
+	for (int i = 0; rank == 0 && !rc && i < cycles; i++)
+		for (uint64_t j = 0; j < n; j++)
+			if (h[(size_t)i * n + j] != pat((uint64_t)i, j, 0, n)) {
+				FAIL("two sets %llu B: cycle %d byte %llu wrong",
+				     (unsigned long long)n, i,
+				     (unsigned long long)j);
+				i = cycles;
+				break;
+			}
+	for (int k = 0; k < 2; k++)
+		MPIS_Request_freeall(2, set[k]);
 	host_free(h);
 	MPIS_Free_mem(sb);
 	MPIS_Free_mem(rb);
@@ -473,6 +613,9 @@ int main(int argc, char **argv)
 		echo(q, sizes[i], sizes[i] > 65536 ? 6 : 20, false);
 	}
 	echo(q, 400, 20, true);
+	halo(q, 2048, 20);
+	halo(q, 100000, 6);
+	two_sets(q, 4096, 20);
 	if (!mixed) {
 		collectives(q, 10);
 		size_mismatch(q);
