@@ -83,6 +83,20 @@ const struct cuda_driver *cuda_load(void)
 	return loaded;
 }
 
+const struct cuda_driver *cuda_if_in_use(void)
+{
+	void *h;
+
+	if (loaded)
+		return loaded;
+	/* the application has the driver loaded: it uses CUDA */
+	h = dlopen(cxlmpi_config()->cuda_driver, RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	dlclose(h);
+	return cuda_load();
+}
+
 const char *cuda_errstr(CUresult rc)
 {
 	static _Thread_local char buf[48];

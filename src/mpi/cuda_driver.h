@@ -89,6 +89,9 @@ struct cuda_driver {
  * none, after saying why once on stderr. */
 const struct cuda_driver *cuda_load(void);
 
+/* cuda_load, but only if this process has the driver loaded already. */
+const struct cuda_driver *cuda_if_in_use(void);
+
 /* The driver's name of a result, for messages. */
 const char *cuda_errstr(CUresult rc);
 

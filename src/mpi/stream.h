@@ -58,6 +58,7 @@ enum sreq_state {
  */
 struct chan_hdr {
 	uint64_t magic, nslots, cap, stride, size;
+	uint64_t smax; /* the largest stamped message; 0: none (plain) */
 };
 #define CHAN_CONSUMED 64u
 #define CHAN_SENDER 128u
@@ -77,7 +78,7 @@ struct chan_hdr {
 
 /* The receiver's description of a channel, sent once at matching. */
 struct chan_desc {
-	uint64_t magic, nslots, cap, stride, size;
+	uint64_t magic, nslots, cap, stride, size, smax;
 	char name[64];
 	char beat[STREAM_BEAT_NAME]; /* the receiver's heartbeat */
 };
@@ -96,6 +97,7 @@ struct chan {
 	char name[64];
 	bool creator; /* the receiver: destroys the name when freed */
 	uint64_t nslots, cap, stride;
+	uint64_t smax; /* messages of up to smax bytes are stamped (0: none) */
 	uint8_t *base;
 	uint64_t credit;       /* sender: the receiver's credit as last read */
 	uint64_t taken, given; /* receiver: messages consumed; published */
@@ -182,7 +184,9 @@ struct MPIS_Request_struct {
 };
 
 /* stream_channel.c (progress thread: chan_send, chan_recv) */
-int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d);
+/* plain: no stamped lines (a receive into GPU memory) */
+int chan_create(struct chan *c, uint64_t cap, int peer, bool plain,
+		struct chan_desc *d);
 int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	      int peer);
 void chan_close(struct chan *c);
@@ -278,13 +282,17 @@ int gpu_queue_create(struct queue_head **out, void *extra);
 void gpu_request_release(MPIS_Request r);
 /* MPIS_Alloc_mem "cuda:device": GPU memory (cuMemAlloc) */
 int gpu_alloc(size_t size, void **out);
+/* whether p is GPU memory, asked only of a CUDA driver this process has
+ * loaded already (never loads one) */
+bool gpu_device_memory(const void *p);
 void gpu_free(void *p);
 
 /* stream_channel.c: the slot layout, for a backend that writes and reads
  * it with another engine (stream_gpu.c) */
 uint64_t *chan_slot(const struct chan *c, uint64_t k);
 unsigned chan_lines(uint64_t len);
-uint64_t chan_stamp_max(uint64_t cap);
+/* whether a message of len bytes goes in stamped lines on c */
+bool chan_stamped(const struct chan *c, uint64_t len);
 uint64_t chan_flag(uint64_t k, uint64_t len);
 /* receiver: the sender's size, published when it opened the channel; 0
  * while it has not */

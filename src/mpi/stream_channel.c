@@ -76,11 +76,11 @@ static uint64_t stamp_max(uint64_t cap)
 }
 
 /* Bytes per slot: the header line and the data, or the stamped lines of
- * the largest message, whichever is longer. */
-static uint64_t slot_stride(uint64_t cap)
+ * the largest stamped message (smax, 0: none), whichever is longer. */
+static uint64_t slot_stride(uint64_t cap, uint64_t smax)
 {
 	uint64_t plain = CXL_LINE + round_line(cap);
-	uint64_t stamped = (uint64_t)small_lines(stamp_max(cap)) * CXL_LINE;
+	uint64_t stamped = (uint64_t)small_lines(smax) * CXL_LINE;
 
 	return stamped > plain ? stamped : plain;
 }
@@ -102,12 +102,13 @@ unsigned chan_lines(uint64_t len)
 	return small_lines(len);
 }
 
-uint64_t chan_stamp_max(uint64_t cap)
+bool chan_stamped(const struct chan *c, uint64_t len)
 {
-	return stamp_max(cap);
+	return c->smax && len <= c->smax;
 }
 
-int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d)
+int chan_create(struct chan *c, uint64_t cap, int peer, bool plain,
+		struct chan_desc *d)
 {
 	cxl_pool *p = stream_pool();
 	struct chan_hdr *h;
@@ -118,7 +119,10 @@ int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d)
 	memset(c, 0, sizeof(*c));
 	c->nslots = slots_from_env(cap);
 	c->cap = cap;
-	c->stride = slot_stride(cap);
+	/* a receive into GPU memory: a copy engine reads its messages,
+	 * which it does in one copy, not line by line */
+	c->smax = plain ? 0 : stamp_max(cap);
+	c->stride = slot_stride(cap, c->smax);
 	stream_obj_name(c->name, sizeof(c->name), "chan");
 	if (cxl_obj_create(p, c->name, CHAN_SLOTS + c->nslots * c->stride,
 			   CXL_OBJ_ZERO, &c->obj))
@@ -144,6 +148,7 @@ int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d)
 	h->cap = cap;
 	h->stride = c->stride;
 	h->size = c->obj.size;
+	h->smax = c->smax;
 	/* the header reaches the pool before the descriptor is sent */
 	cxl_flush(p, h, sizeof(*h));
 	cxl_wfence(p);
@@ -153,6 +158,7 @@ int chan_create(struct chan *c, uint64_t cap, int peer, struct chan_desc *d)
 	d->cap = cap;
 	d->stride = c->stride;
 	d->size = c->obj.size;
+	d->smax = c->smax;
 	snprintf(d->name, sizeof(d->name), "%s", c->name);
 	return MPIS_SUCCESS;
 }
@@ -203,7 +209,9 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	/* the descriptor came from another process: check it all */
 	if (d->magic != CHAN_MAGIC || !memchr(d->name, 0, sizeof(d->name)) ||
 	    d->nslots < 1 || d->nslots > STREAM_MAX_SLOTS ||
-	    d->cap > STREAM_MAX_BYTES || d->stride != slot_stride(d->cap) ||
+	    d->cap > STREAM_MAX_BYTES ||
+	    (d->smax && d->smax != stamp_max(d->cap)) ||
+	    d->stride != slot_stride(d->cap, d->smax) ||
 	    d->size < CHAN_SLOTS + d->nslots * d->stride ||
 	    !beat_name_ok(d->beat))
 		return stream_fail(MPI_ERR_OTHER,
@@ -226,7 +234,8 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	cxl_inval(p, h, sizeof(*h));
 	if (c->obj.size < d->size || h->magic != CHAN_MAGIC ||
 	    h->nslots != d->nslots || h->cap != d->cap ||
-	    h->stride != d->stride || h->size != d->size) {
+	    h->stride != d->stride || h->size != d->size ||
+	    h->smax != d->smax) {
 		cxl_obj_close(&c->obj);
 		return stream_fail(MPI_ERR_OTHER,
 				   "channel %s in the pool does not match its "
@@ -237,6 +246,7 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	c->nslots = d->nslots;
 	c->cap = d->cap;
 	c->stride = d->stride;
+	c->smax = d->smax;
 	c->base = c->obj.ptr;
 	c->peer = peer;
 	memcpy(c->peer_beat, d->beat, sizeof(c->peer_beat));
@@ -459,7 +469,7 @@ int chan_send(struct chan *c, uint64_t k, const void *src, uint64_t len,
 		cxl_wfence(p);
 		cxl_nt_store64(p, &hdr[1], flag_word(k, off));
 	}
-	if (len <= stamp_max(c->cap)) {
+	if (chan_stamped(c, len)) {
 		send_small(c, hdr, k, src, len, dl);
 		return MPI_SUCCESS;
 	}
@@ -528,7 +538,7 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 	uint64_t *hdr = slot_hdr(c, k), w, len, got = 0;
 	uint64_t sw[(CHAN_STAMP_MAX + CXL_LINE) / 8]; /* stamped data */
 	uint8_t *data = (uint8_t *)hdr + CXL_LINE;
-	uint64_t smax = stamp_max(c->cap);
+	uint64_t smax = c->smax; /* 0: no message is stamped */
 	unsigned spins = 0, full, npoll, inv;
 	bool first = true;
 	int small;

@@ -267,7 +267,7 @@ static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 			      k - c->nslots);
 	if (!rc && mutate == 2) /* test: the flag before the data */
 		rc = write64(q, hdr, chan_flag(k, len));
-	if (!rc && len <= chan_stamp_max(c->cap)) {
+	if (!rc && chan_stamped(c, len)) {
 		rc = copy_stamped(q, hdr, r->buf, len, true);
 		/* each stamp after its line's data (the write's barrier) */
 		for (unsigned j = 1; !rc && j < chan_lines(len); j++)
@@ -290,7 +290,7 @@ static int recv_wait(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 
 	/* any length: a different one is caught by the size check */
 	rc = wait_geq(q, r, hdr, (k & 0xffffffffu) << 32);
-	if (!rc && len <= chan_stamp_max(c->cap)) {
+	if (!rc && chan_stamped(c, len)) {
 		for (unsigned j = 1; !rc && j < chan_lines(len); j++)
 			rc = wait_geq(q, r, hdr + j * (CXL_LINE / 8), k);
 		if (!rc)
@@ -358,9 +358,13 @@ static int coll_call(struct gpu_queue *q, MPIS_Request r, uint64_t k,
 }
 
 /* An allreduce on device buffers: the pool collective runs on host
- * staging buffers (r->sendbuf, r->buf), the stream copies in and out. */
+ * staging buffers (r->sendbuf, r->buf), the stream copies in and out.
+ * They are registered (pinned): an asynchronous copy from pageable
+ * memory reads it when it is enqueued, not in stream order. */
 static int coll_stage(struct gpu_queue *q, MPIS_Request r)
 {
+	CUresult rc;
+
 	if (r->kind != SR_ALLREDUCE || r->gpu_stage)
 		return MPIS_SUCCESS;
 	r->gpu_recv = r->buf;
@@ -370,6 +374,13 @@ static int coll_stage(struct gpu_queue *q, MPIS_Request r)
 	r->gpu_stage = malloc(2 * (size_t)r->bytes + 1);
 	if (!r->gpu_stage)
 		return MPI_ERR_NO_MEM;
+	rc = q->cu->cuMemHostRegister(r->gpu_stage, 2 * (size_t)r->bytes + 1,
+				      CU_MEMHOSTREGISTER_PORTABLE);
+	if (rc != CUDA_SUCCESS) {
+		free(r->gpu_stage);
+		r->gpu_stage = NULL;
+		return cu_fail(rc, "cuMemHostRegister of a staging buffer");
+	}
 	r->buf = r->gpu_stage;
 	r->sendbuf =
 		r->gpu_send == r->gpu_recv ? r->buf : r->gpu_stage + r->bytes;
@@ -600,6 +611,10 @@ void gpu_request_release(MPIS_Request r)
 			q->reqs[i] = q->reqs[--q->nreqs];
 	r->gpu_q = NULL;
 	if (r->gpu_stage) {
+		const struct cuda_driver *cu = cuda_load();
+
+		if (cu)
+			cu->cuMemHostUnregister(r->gpu_stage);
 		free(r->gpu_stage);
 		r->gpu_stage = NULL;
 		r->buf = r->gpu_recv;
@@ -637,4 +652,11 @@ void gpu_free(void *p)
 
 	if (cu)
 		cu->cuMemFree(U(p));
+}
+
+bool gpu_device_memory(const void *p)
+{
+	const struct cuda_driver *cu = cuda_if_in_use();
+
+	return cu && p && on_device(cu, p);
 }

@@ -33,7 +33,8 @@ int match_post(MPIS_Request r)
 		return MPIS_SUCCESS;
 	}
 	if (r->kind == SR_RECV) {
-		rc = chan_create(&r->ch, r->bytes, r->peer, &r->desc);
+		rc = chan_create(&r->ch, r->bytes, r->peer,
+				 gpu_device_memory(r->buf), &r->desc);
 		if (rc) {
 			/* tell the sender (magic 0), so that its match fails
 			 * instead of waiting forever; stays unmatched */

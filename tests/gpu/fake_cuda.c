@@ -12,8 +12,10 @@
  *   cuLaunchHostFunc                 the call
  *
  * As the real driver, it refuses stream memory operations on memory that
- * is neither registered (cuMemHostRegister) nor allocated (cuMemAlloc):
- * the stream fails, and cuStreamQuery/Synchronize return the error.
+ * is neither registered (cuMemHostRegister) nor allocated (cuMemAlloc),
+ * and treats pageable (unregistered) host memory in cuMemcpyAsync as it
+ * does: a source is read when the copy is enqueued, not in stream order;
+ * a copy into one returns only once it is done.
  *
  *   FAKE_CUDA_DELAY_US=N   before each operation, sleep 0..N us (random)
  *   FAKE_CUDA_NO_DEVICE=1  cuInit fails with CUDA_ERROR_NO_DEVICE
@@ -134,6 +136,8 @@ static void run_op(struct CUstream_st *s, struct fop *o)
 	switch (o->type) {
 	case F_COPY:
 		memcpy(o->dst, o->src, o->n);
+		if (o->arg) /* a snapshot of a pageable source */
+			free(o->arg);
 		break;
 	case F_COPY2D:
 		for (size_t y = 0; y < o->m.Height; y++)
@@ -408,8 +412,21 @@ API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
 			 .dst = (void *)(uintptr_t)dst,
 			 .src = (const void *)(uintptr_t)src,
 			 .n = n };
+	CUresult rc;
 
-	return push(s, &o);
+	if (n && !find((uintptr_t)src, n)) {
+		/* pageable source: staged now, as the driver does */
+		o.arg = malloc(n);
+		if (!o.arg)
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(o.arg, o.src, n);
+		o.src = o.arg;
+	}
+	rc = push(s, &o);
+	/* pageable destination: the call returns once the copy is done */
+	if (rc == CUDA_SUCCESS && n && !find((uintptr_t)dst, n))
+		rc = cuStreamSynchronize(s);
+	return rc;
 }
 
 API CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D *m, CUstream s)
