@@ -301,7 +301,7 @@ uint64_t chan_sender_bytes(const struct chan *c);
  * peer is found dead (said on stderr) */
 int chan_watch(struct chan *c);
 
-/* stream_queue.c */
+/* stream_base.c */
 cxl_pool *stream_pool(void);
 void stream_obj_name(char *buf, size_t len, const char *kind);
 void stream_spin(unsigned *n);

@@ -14,11 +14,9 @@
  */
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "stream.h"
@@ -68,103 +66,14 @@ struct stream_queue {
 	pthread_cond_t done; /* the host thread waits for head on it */
 };
 
-static cxl_pool *spool;
-
-cxl_pool *stream_pool(void)
-{
-	struct cxl_pool_opts o;
-
-	if (spool)
-		return spool;
-	spool = get_pool();
-	if (spool || !cxlmpi_config()->pool)
-		return spool;
-	/* MPI_Alloc_mem is not in the pool (CXLMPI_ALLOC_MEM=0): attach */
-	if (cxl_opts_from_env(&o) || cxl_pool_attach_shared(&o, &spool)) {
-		spool = NULL;
-		stream_fail(MPIS_NOT_READY, "cannot attach the pool (%s)",
-			    cxl_errmsg());
-	}
-	return spool;
-}
-
-/* As obj_name (alloc.c), but on the stream's attachment, which exists
- * also when MPI_Alloc_mem is not in the pool (CXLMPI_ALLOC_MEM=0). */
-void stream_obj_name(char *buf, size_t len, const char *kind)
-{
-	snprintf(buf, len, "cxlmpi.%s.h%u.%ld.%lu", kind,
-		 (unsigned)cxl_pool_host_id(spool), (long)getpid(), ++mem_seq);
-}
-
-int stream_fail(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("libcxlmpi: stream: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return code;
-}
-
-/*
- * Busy-wait step *n (from 0) of a wait: pause for the first spin_ns
- * nanoseconds, then yield the core at every step. By time, not by count:
- * one poll costs 5 ns in the coherent mode and over 1 us in the flush
- * mode on this machine.
- *
- * Pausing pays while the thread we wait for runs on another core. When
- * it waits for our core (more busy threads than cores: 2 ranks with a
- * progress thread each on this 2-core machine), every pause is time it
- * cannot run, and a wait costs a whole pause more. So each thread
- * learns: a wait that had to yield halves its pause, one that ended
- * while pausing restores SPIN_NS; every SPIN_PROBE-th wait pauses the
- * full SPIN_NS to find out whether pausing pays again.
- */
-#define SPIN_NS 2000
-#define SPIN_PROBE 16
-static _Thread_local uint64_t spin_t0, spin_cur;
-static _Thread_local uint64_t spin_ns = SPIN_NS;
-static _Thread_local unsigned spin_waits;
-static _Thread_local bool spin_yielded, spin_any;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void stream_spin(unsigned *n)
-{
-	/* we wait: nobody may wait for a flag of ours meanwhile */
-	chan_flags_out();
-	if ((*n)++ == 0) {
-		/* a new wait: learn from the previous one */
-		if (spin_any)
-			spin_ns = spin_yielded ? spin_ns / 2 : SPIN_NS;
-		spin_any = true;
-		spin_yielded = false;
-		spin_cur = ++spin_waits % SPIN_PROBE ? spin_ns : SPIN_NS;
-		spin_t0 = now_ns();
-	}
-	if (now_ns() - spin_t0 < spin_cur) {
-		__builtin_ia32_pause();
-	} else {
-		spin_yielded = true;
-		sched_yield();
-	}
-}
-
-/* The progress thread's idle loop: pause SPIN_NS, then yield; it does
- * not teach stream_spin (an idle wait always ends by yielding). */
+/* The progress thread's idle loop: pause IDLE_SPIN_NS, then yield; it
+ * does not teach stream_spin (an idle wait always ends by yielding). */
+#define IDLE_SPIN_NS 2000
 static void idle_spin(unsigned *n, uint64_t *t0)
 {
 	if ((*n)++ == 0)
-		*t0 = now_ns();
-	if (now_ns() - *t0 < SPIN_NS)
+		*t0 = cxl_now_ns();
+	if (cxl_now_ns() - *t0 < IDLE_SPIN_NS)
 		__builtin_ia32_pause();
 	else
 		sched_yield();
@@ -381,7 +290,7 @@ static void *progress(void *arg)
 		 * (an exchange), and a thread that slept costs the next
 		 * push a futex wake; so sleep only after HOST_SPIN_NS */
 		if (host) {
-			uint64_t t = now_ns();
+			uint64_t t = cxl_now_ns();
 
 			if (!host_since)
 				host_since = t;
