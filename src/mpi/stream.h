@@ -89,6 +89,7 @@ struct beat_watch {
 	uint64_t last;	    /* its beat as last read */
 	uint64_t moved_ms;  /* when it last moved */
 	uint64_t look_ms;   /* when we last looked */
+	uint64_t gone_ms;   /* when its beat was first found missing (0) */
 	unsigned polls;
 };
 
@@ -114,13 +115,16 @@ struct chan {
  * of `bytes` (alternate operations use alternate areas).
  */
 #define COLL_BEAT_OFF 16u
+/* word 1 of a rank's flag line once its heartbeat's name is complete */
+#define COLL_BEAT_MARK 0x5441454253434c58ull /* "XLCSBEAT" */
 struct coll {
 	struct cxl_obj obj;
 	char name[64];
 	int n, me;
 	uint64_t bytes, row; /* row stride: one line + 2 * data, lines */
 	uint8_t *base;
-	bool has_beat;		  /* holds a reference on our heartbeat */
+	bool has_beat; /* holds a reference on our heartbeat */
+	bool named;    /* rank 0: the name is ours to remove once all joined */
 	struct beat_watch *watch; /* per rank, used by the progress thread */
 };
 
@@ -235,7 +239,11 @@ int watch_peer(struct beat_watch *w, const char *name, int rank,
 void watch_close(struct beat_watch *w);
 
 /* stream_coll.c */
-int coll_setup(MPIS_Request r);
+/* matching: post (MPIS_Match, never blocks), then join once r->hs, the
+ * broadcast of the name, completed */
+int coll_post(MPIS_Request r);
+int coll_join(MPIS_Request r);
+
 void coll_close(struct coll *co);
 bool coll_supported(MPI_Datatype dt, MPI_Op op);
 void coll_start(MPIS_Request r, uint64_t k);

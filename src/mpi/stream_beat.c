@@ -190,14 +190,25 @@ int watch_peer(struct beat_watch *w, const char *name, int rank,
 		if (!name || !beat_name_ok(name))
 			return MPI_SUCCESS;
 		if (cxl_obj_open(p, name, &w->obj) || w->obj.size < CXL_LINE) {
-			/* gone: its process detached, or never existed */
 			if (w->obj.pool)
 				cxl_obj_close(&w->obj);
+			/* gone: its process ended, or it delivered what we
+			 * wait for, freed its requests and its beat, and our
+			 * next look at the flag finds the message (its last
+			 * flag may still be on its way). Not dead before
+			 * the timeout, as a beat that stopped */
+			if (!w->gone_ms)
+				w->gone_ms = now;
+			if (now - w->gone_ms <= (uint64_t)peer_timeout())
+				return MPI_SUCCESS;
 			stream_fail(MPI_ERR_OTHER,
-				    "%s: the heartbeat %s of rank %d is not "
-				    "in the pool; the rank has ended or freed "
-				    "its requests",
-				    what, name, rank);
+				    "%s: the heartbeat %s of rank %d has not "
+				    "been in the pool for %llu ms "
+				    "(CXLMPI_STREAM_PEER_TIMEOUT_MS=%ld); the "
+				    "rank has ended or freed its requests",
+				    what, name, rank,
+				    (unsigned long long)(now - w->gone_ms),
+				    peer_timeout());
 			stream_peer_dead = true;
 			return MPI_ERR_OTHER;
 		}

@@ -22,12 +22,21 @@ static uint64_t round_line(uint64_t n)
 
 static int publish_beat(struct coll *co);
 
-int coll_setup(MPIS_Request r)
+/*
+ * Matching, a local step: coll_post, at MPIS_Match, creates the object on
+ * rank 0 and posts a non-blocking broadcast of its name; coll_join, once
+ * that completed (a test, or a wait at the first start), opens it and
+ * publishes our heartbeat. So ranks may match collectives and
+ * point-to-point pairs in any order, as with the reference. Rank 0 keeps
+ * the name until every rank has joined (coll_finish of the first
+ * operation), then removes it; the storage lives until the last close.
+ */
+int coll_post(MPIS_Request r)
 {
 	cxl_pool *p = stream_pool();
 	struct coll *co = &r->co;
-	int rc, ok = 1, all_ok;
 	uint64_t size;
+	int rc;
 
 	if (!p)
 		return MPIS_NOT_READY;
@@ -40,38 +49,52 @@ int coll_setup(MPIS_Request r)
 	if (co->me == 0) {
 		stream_obj_name(co->name, sizeof(co->name), "coll");
 		if (cxl_obj_create(p, co->name, size, CXL_OBJ_ZERO, &co->obj)) {
-			fprintf(stderr,
-				"libcxlmpi: no pool memory for a collective "
-				"of %llu bytes (%s); enlarge CXL_POOL_SIZE\n",
-				(unsigned long long)size, cxl_errmsg());
-			co->name[0] = 0;
+			stream_fail(MPI_ERR_NO_MEM,
+				    "no pool memory for a collective of %llu "
+				    "bytes (%s); enlarge CXL_POOL_SIZE",
+				    (unsigned long long)size, cxl_errmsg());
+			co->name[0] = 0; /* tells the others */
+		} else {
+			co->named = true;
 		}
 	}
-	rc = PMPI_Bcast(co->name, sizeof(co->name), MPI_CHAR, 0, r->comm);
+	rc = PMPI_Ibcast(co->name, sizeof(co->name), MPI_CHAR, 0, r->comm,
+			 &r->hs);
 	if (rc != MPI_SUCCESS)
-		return rc;
+		coll_close(co);
+	return rc;
+}
+
+int coll_join(MPIS_Request r)
+{
+	cxl_pool *p = stream_pool();
+	struct coll *co = &r->co;
+	uint64_t size = (uint64_t)co->n * co->row;
+	int rc;
+
 	/* the name came from another process */
 	if (!memchr(co->name, 0, sizeof(co->name)) || !co->name[0])
-		ok = 0;
+		rc = stream_fail(MPI_ERR_OTHER,
+				 "rank 0 could not create a persistent "
+				 "collective in the pool (its message says "
+				 "why)");
 	else if (co->me != 0 && cxl_obj_open(p, co->name, &co->obj))
-		ok = 0;
+		rc = stream_fail(MPI_ERR_OTHER,
+				 "cannot open persistent collective %s (%s); "
+				 "all ranks need the same pool and CXL_JOB",
+				 co->name, cxl_errmsg());
 	else if (co->obj.size < size)
-		ok = 0;
-	rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, r->comm);
-	if (rc == MPI_SUCCESS && !all_ok)
-		rc = MPI_ERR_OTHER;
-	if (co->me == 0 && co->name[0])
-		/* everyone has it open: the name can go, storage stays */
-		cxl_obj_destroy(p, co->name);
-	if (rc != MPI_SUCCESS) {
-		if (co->obj.ptr)
-			cxl_obj_close(&co->obj);
-		memset(co, 0, sizeof(*co));
-		return stream_fail(rc, "cannot set up a persistent collective "
-				       "in the pool; see the message above");
+		rc = stream_fail(MPI_ERR_OTHER,
+				 "persistent collective %s is %llu bytes, not "
+				 "%llu: a rank has another size or count",
+				 co->name, (unsigned long long)co->obj.size,
+				 (unsigned long long)size);
+	else
+		rc = MPIS_SUCCESS;
+	if (!rc) {
+		co->base = co->obj.ptr;
+		rc = publish_beat(co);
 	}
-	co->base = co->obj.ptr;
-	rc = publish_beat(co);
 	if (rc) {
 		coll_close(co);
 		return rc;
@@ -95,12 +118,19 @@ static int publish_beat(struct coll *co)
 	if (rc)
 		return rc;
 	co->has_beat = true;
+	/* the name is complete in the pool (beat_publish fenced) before its
+	 * mark: a reader never takes a name cut short */
+	cxl_nt_store64(co->obj.pool, line + 1, COLL_BEAT_MARK);
+	cxl_wfence(co->obj.pool);
 	return MPIS_SUCCESS;
 }
 
 void coll_close(struct coll *co)
 {
-	if (co->base)
+	if (co->named)
+		cxl_obj_destroy(stream_pool(), co->name);
+	co->named = false;
+	if (co->obj.ptr)
 		cxl_obj_close(&co->obj);
 	co->base = NULL;
 	if (co->watch)
@@ -121,11 +151,32 @@ static int coll_watch(struct coll *co, int i)
 	const uint64_t *line =
 		(const uint64_t *)(co->base + (uint64_t)i * co->row);
 	char name[STREAM_BEAT_NAME];
+	/* the mark, then the name written before it */
 	bool known =
 		!w->obj.pool && (w->polls & 63) == 63 &&
+		cxl_nt_load64(co->obj.pool, line + 1) == COLL_BEAT_MARK &&
 		beat_read_name(co->obj.pool, line + COLL_BEAT_OFF / 8, name);
 
-	return watch_peer(w, known ? name : NULL, i, "collective");
+	uint64_t now = cxl_now_ns() / 1000000;
+
+	if (known || w->obj.pool)
+		return watch_peer(w, known ? name : NULL, i, "collective");
+	/* no heartbeat yet: the rank has not joined (coll_join); bounded
+	 * by the peer timeout from our first look */
+	if (!w->gone_ms)
+		w->gone_ms = now ? now : 1;
+	if (cxlmpi_config()->stream_peer_timeout_ms &&
+	    now - w->gone_ms > cxlmpi_config()->stream_peer_timeout_ms) {
+		stream_peer_dead = true;
+		return stream_fail(MPI_ERR_OTHER,
+				   "collective: rank %d has not joined the "
+				   "persistent collective for %llu ms "
+				   "(CXLMPI_STREAM_PEER_TIMEOUT_MS=%u): did it "
+				   "match it?",
+				   i, (unsigned long long)(now - w->gone_ms),
+				   cxlmpi_config()->stream_peer_timeout_ms);
+	}
+	return MPI_SUCCESS;
 }
 
 #define ARITH_OPS(T)                                                     \
@@ -225,6 +276,11 @@ int coll_finish(MPIS_Request r, uint64_t k)
 				return MPI_ERR_OTHER;
 			stream_spin(&spins);
 		}
+	}
+	/* every rank has joined (its flag moved): the name can go */
+	if (co->named) {
+		cxl_obj_destroy(p, co->name);
+		co->named = false;
 	}
 	if (r->kind != SR_ALLREDUCE || !co->bytes)
 		return MPI_SUCCESS;

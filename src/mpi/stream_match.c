@@ -23,9 +23,9 @@ int match_post(MPIS_Request r)
 	int rc;
 
 	if (r->kind == SR_BARRIER || r->kind == SR_ALLREDUCE) {
-		rc = coll_setup(r);
+		rc = coll_post(r);
 		if (rc == MPIS_SUCCESS)
-			r->state = SR_MATCHED;
+			r->state = SR_ONGOING;
 		return rc;
 	}
 	if (r->peer == MPI_PROC_NULL) {
@@ -68,7 +68,7 @@ int match_finish(MPIS_Request r, bool block)
 {
 	int flag = 1, rc;
 
-	if (r->kind != SR_SEND || r->state != SR_ONGOING)
+	if (r->kind == SR_RECV || r->kind == SR_MATCH || r->state != SR_ONGOING)
 		return MPIS_SUCCESS;
 	if (block)
 		rc = PMPI_Wait(&r->hs, MPI_STATUS_IGNORE);
@@ -78,6 +78,11 @@ int match_finish(MPIS_Request r, bool block)
 		return rc;
 	if (!flag)
 		return MPIS_NOT_READY;
+	if (r->kind != SR_SEND) {
+		rc = coll_join(r);
+		r->state = rc ? SR_UNMATCHED : SR_MATCHED;
+		return rc;
+	}
 	rc = chan_open(&r->ch, &r->desc, r->bytes, r->peer);
 	if (rc) {
 		/* the pairing failed: back to unmatched, nothing kept */

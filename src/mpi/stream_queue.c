@@ -611,18 +611,12 @@ int MPIS_Enqueue_startall(MPIS_Queue queue, int n, MPIS_Request reqs[])
 					"appears twice",
 					i);
 	}
-	/* complete pending matches before anything is enqueued (a GPU
-	 * queue only tests: it never waits for a peer) */
+	/* complete pending matches before anything is enqueued: the first
+	 * start of a request whose match is not complete waits for the
+	 * peer's match, once in the request's life (MPIS_Matchall, or
+	 * MPIS_Is_matched until true, beforehand: no wait here) */
 	for (int i = 0; i < n; i++) {
-		rc = match_finish(reqs[i], q->type != GPU_MEM_OPS);
-		if (rc == MPIS_NOT_READY)
-			return stream_fail(
-				MPIS_INVALID_REQUEST_STATE,
-				"MPIS_Enqueue_start(all) on a GPU_MEM_OPS "
-				"queue: request %d is still being matched; "
-				"complete the match first (MPIS_Matchall, or "
-				"MPIS_Wait on its MPIS_Imatch request)",
-				i);
+		rc = match_finish(reqs[i], true);
 		if (rc)
 			return rc;
 	}

@@ -241,12 +241,14 @@ int MPIS_Request_free(MPIS_Request *req)
 	if (r->hs != MPI_REQUEST_NULL) {
 		int flag = 0;
 
-		/* a handshake the peer never matched: withdraw it */
+		/* a handshake the peer never matched: withdraw it (a
+		 * collective's broadcast cannot be cancelled: it completes
+		 * once every rank has matched) */
 		PMPI_Test(&r->hs, &flag, MPI_STATUS_IGNORE);
-		if (!flag) {
+		if (!flag && (r->kind == SR_SEND || r->kind == SR_RECV))
 			PMPI_Cancel(&r->hs);
+		if (!flag)
 			PMPI_Wait(&r->hs, MPI_STATUS_IGNORE);
-		}
 	}
 	if (r->has_chan)
 		chan_close(&r->ch);
