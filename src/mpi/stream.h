@@ -204,14 +204,13 @@ void chan_flags_out(void);
 /* Receiver: publish the messages consumed, if enough are unpublished. */
 void chan_credit(struct chan *c);
 /* chan_recv: the receive has not begun; the progress thread leaves it to
- * a host thread waiting for the queue (stream_queue.c: stream_handover) */
+ * a host thread waiting for the queue */
 #define CHAN_HANDOVER (-1)
-/* Whether the thread running a queue should hand it over now */
-bool stream_handover(void);
-/* Returns CHAN_HANDOVER, before any data is copied, when
- * stream_handover() says so. Leaves the credit to chan_credit. */
+/* Returns CHAN_HANDOVER, before any data is copied, when handover (if
+ * not NULL) says, while it waits, that the caller should stop. Leaves the
+ * credit to chan_credit. */
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
-	      const struct dlayout *dl);
+	      const struct dlayout *dl, bool (*handover)(void *), void *arg);
 
 /* stream_dtype.c (dtype_gather, dtype_scatter: progress thread) */
 int dtype_layout(const void *buf, MPI_Count count, MPI_Datatype dt, bool sender,

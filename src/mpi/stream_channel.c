@@ -532,7 +532,7 @@ void chan_drain(void)
 /* Receiver, message k: wait for the flag, copy out, give the credit.
  * dst and dl: the request's buffer and layout; max: its packed size. */
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
-	      const struct dlayout *dl)
+	      const struct dlayout *dl, bool (*handover)(void *), void *arg)
 {
 	cxl_pool *p = c->obj.pool;
 	uint64_t *hdr = slot_hdr(c, k), w, len, got = 0;
@@ -593,7 +593,7 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 		}
 		if (recv_watch(c, p))
 			return MPI_ERR_OTHER;
-		if (!got && stream_handover())
+		if (!got && handover && handover(arg))
 			return CHAN_HANDOVER;
 		stream_spin(&spins);
 	}

@@ -91,12 +91,10 @@ static bool host_takes_over(struct stream_queue *q)
 	return atomic_load(&q->host_wants) && !atomic_load(&q->waiters);
 }
 
-/* The queue the progress thread is running an operation of, if any */
-static _Thread_local struct stream_queue *running;
-
-bool stream_handover(void)
+/* chan_recv's question to the progress thread, while it waits */
+static bool handover(void *q)
 {
-	return running && host_takes_over(running);
+	return host_takes_over(q);
 }
 
 /* Run operation o; by_host: on a host thread in MPIS_Queue_wait. Returns
@@ -134,10 +132,9 @@ static bool run(struct stream_queue *q, struct op *o, bool by_host)
 			if (rc || atomic_load(&q->err))
 				continue; /* retired below all the same */
 			if (r->kind == SR_RECV && r->has_chan) {
-				running = by_host ? NULL : q;
 				rc = chan_recv(&r->ch, o->set[i].k, r->buf,
-					       r->bytes, &r->lay);
-				running = NULL;
+					       r->bytes, &r->lay,
+					       by_host ? NULL : handover, q);
 				if (rc == CHAN_HANDOVER) {
 					/* not begun: the host thread
 					 * receives it */
