@@ -138,6 +138,26 @@ static void reclaim_slots(struct cxlfi_ep *ep)
 			tok_release(ep, k);
 }
 
+/* Data slots handed to live peers and not returned yet, after a look at
+ * the done words: a receiver opens our area by name when it takes the
+ * first descriptor, so the area must outlive them (cxlfi_ep_unpublish). */
+unsigned cxlfi_xa_in_flight(struct cxlfi_ep *ep)
+{
+	unsigned n = 0;
+
+	if (!ep->xa.pool || !ep->tok)
+		return 0;
+	reclaim_slots(ep);
+	for (uint32_t k = 0; k < XA_SLOTS; k++) {
+		const struct cxlfi_peer *pe =
+			ep->tok[k].busy ? ep->peers[ep->tok[k].peer] : NULL;
+
+		if (pe && !pe->dead)
+			n++;
+	}
+	return n;
+}
+
 /* A free token in [lo, hi), handed to pe with a new generation; or -1. */
 static int tok_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t lo,
 		    uint32_t hi)

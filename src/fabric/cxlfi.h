@@ -663,6 +663,8 @@ void cxlfi_xa_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			void (*done)(struct cxlfi_ep *, struct cxlfi_tx *,
 				     int));
 void cxlfi_xa_destroy(struct cxlfi_ep *ep);
+/* data slots handed to live receivers and not returned yet */
+unsigned cxlfi_xa_in_flight(struct cxlfi_ep *ep);
 void cxlfi_bulk_close(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 
 /* chan.c and send.c, for rma.c and atomic.c */

@@ -197,5 +197,23 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 				}
 		} while (waiting && cxlfi_now_ms() < until);
 	}
+	/* Chunks of completed sends still in our transfer area: a receiver
+	 * that has not taken the first yet opens the area by its name,
+	 * which goes with it (cxlfi_xa_destroy); a send completed as
+	 * transmitted must not fail at the receiver because we closed. Until
+	 * live receivers have taken them, bounded by CXLFI_LINGER_MS. */
+	if (ep->self.pool && cxlfi_xa_in_flight(ep)) {
+		uint64_t until = cxlfi_now_ms() + CXLFI_LINGER_MS;
+
+		while (cxlfi_xa_in_flight(ep) && cxlfi_now_ms() < until)
+			cxlfi_progress(ep);
+		if (cxlfi_xa_in_flight(ep))
+			CXLFI_WARN(FI_LOG_EP_CTRL,
+				   "endpoint %u closed with %u chunks not "
+				   "taken by their receivers after %u ms; "
+				   "those messages fail there\n",
+				   ep->index, cxlfi_xa_in_flight(ep),
+				   CXLFI_LINGER_MS);
+	}
 	cxlfi_chan_unpublish(ep);
 }
