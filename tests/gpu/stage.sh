@@ -33,4 +33,6 @@ cp "$v/bin/mpiexec" "$v/bin/mpiexec.hydra" "$v/bin/hydra_pmi_proxy" \
 # libmpi finds its libfabric through $ORIGIN/mpich
 cp -L "$v/lib/libmpi.so.12" "$out/mpich/lib/"
 cp -a "$v/lib/mpich" "$out/mpich/lib/"
+# MPICH's headers, for tests/gpu/compile_reference.sh
+cp -a "$v/include" "$out/mpich/include"
 du -sh "$out"
