@@ -17,6 +17,8 @@ typedef int CUresult;
 typedef int CUdevice;
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
 typedef uint64_t CUdeviceptr;
 typedef void (*CUhostFn)(void *);
 
@@ -75,6 +77,11 @@ typedef struct CUDA_MEMCPY2D_st {
 	X(cuStreamWriteValue64, (CUstream, CUdeviceptr, uint64_t, unsigned)) \
 	X(cuStreamWaitValue64, (CUstream, CUdeviceptr, uint64_t, unsigned))  \
 	X(cuLaunchHostFunc, (CUstream, CUhostFn, void *))                    \
+	X(cuModuleLoadData, (CUmodule *, const void *))                      \
+	X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))       \
+	X(cuLaunchKernel,                                                    \
+	  (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,     \
+	   unsigned, unsigned, CUstream, void **, void **))                  \
 	X(cuPointerGetAttribute, (void *, int, CUdeviceptr))                 \
 	X(cuGetErrorString, (CUresult, const char **))
 

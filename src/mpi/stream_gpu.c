@@ -66,6 +66,100 @@ struct gpu_queue {
 	int nreqs, capreqs;
 };
 
+/*
+ * Messages of up to KERNEL_MAX bytes on a plain channel: one kernel
+ * instead of two stream operations (a copy, then a flag or credit
+ * write). The block copies the bytes, each thread fences at system
+ * scope (membar.sys), the block meets (bar.sync), and thread 0 stores
+ * the value: the flag after the data on a send, the credit after the
+ * copy out on a receive. PTX, compiled by the driver at the first GPU
+ * queue (cuModuleLoadData); where that fails, the copies and stream
+ * writes are used, with the same ordering.
+ */
+static int cu_fail(CUresult rc, const char *what);
+
+#define KERNEL_MAX 4096u
+#define KERNEL_THREADS 256u
+static const char copy_flag_ptx[] =
+	".version 7.0\n"
+	".target sm_70\n"
+	".address_size 64\n"
+	".visible .entry cxlmpi_copy_flag(.param .u64 p_dst, .param .u64 "
+	"p_src, .param .u64 p_n, .param .u64 p_flag, .param .u64 p_val)\n"
+	"{\n"
+	"	.reg .pred %p<4>;\n"
+	"	.reg .b32 %r<4>;\n"
+	"	.reg .b64 %rd<10>;\n"
+	"	ld.param.u64 %rd1, [p_dst];\n"
+	"	ld.param.u64 %rd2, [p_src];\n"
+	"	ld.param.u64 %rd3, [p_n];\n"
+	"	ld.param.u64 %rd4, [p_flag];\n"
+	"	ld.param.u64 %rd5, [p_val];\n"
+	"	mov.u32 %r1, %tid.x;\n"
+	"	mov.u32 %r2, %ntid.x;\n"
+	"	cvt.u64.u32 %rd6, %r1;\n"
+	"	cvt.u64.u32 %rd7, %r2;\n"
+	"COPY:\n"
+	"	setp.ge.u64 %p1, %rd6, %rd3;\n"
+	"	@%p1 bra DONE;\n"
+	"	add.u64 %rd8, %rd2, %rd6;\n"
+	"	ld.volatile.u8 %r3, [%rd8];\n"
+	"	add.u64 %rd9, %rd1, %rd6;\n"
+	"	st.volatile.u8 [%rd9], %r3;\n"
+	"	add.u64 %rd6, %rd6, %rd7;\n"
+	"	bra COPY;\n"
+	"DONE:\n"
+	"	membar.sys;\n"
+	"	bar.sync 0;\n"
+	"	setp.ne.u32 %p2, %r1, 0;\n"
+	"	setp.eq.or.u64 %p3, %rd4, 0, %p2;\n"
+	"	@%p3 bra END;\n"
+	"	st.relaxed.sys.u64 [%rd4], %rd5;\n"
+	"END:\n"
+	"	ret;\n"
+	"}\n";
+
+static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
+static CUfunction copy_flag; /* NULL: not available */
+static const struct cuda_driver *kernel_cu;
+
+static void load_kernel(void)
+{
+	CUmodule m;
+	CUresult rc = kernel_cu->cuModuleLoadData(&m, copy_flag_ptx);
+
+	if (rc == CUDA_SUCCESS)
+		rc = kernel_cu->cuModuleGetFunction(&copy_flag, m,
+						    "cxlmpi_copy_flag");
+	if (rc != CUDA_SUCCESS) {
+		copy_flag = NULL;
+		stream_fail(MPIS_SUCCESS,
+			    "GPU_MEM_OPS: the small-message kernel did not "
+			    "load (%s); messages of up to %u bytes take a "
+			    "copy and a stream write, about 10 us more",
+			    cuda_errstr(rc), KERNEL_MAX);
+	}
+}
+
+/* On the stream: n bytes from src to dst, then *flag = val (flag 0:
+ * none), in that order at system scope. */
+static int kernel_copy_flag(struct gpu_queue *q, CUdeviceptr dst,
+			    CUdeviceptr src, uint64_t n, CUdeviceptr flag,
+			    uint64_t val)
+{
+	void *args[] = { &dst, &src, &n, &flag, &val };
+	CUresult rc = q->cu->cuLaunchKernel(copy_flag, 1, 1, 1, KERNEL_THREADS,
+					    1, 1, 0, q->s, args, NULL);
+
+	return rc == CUDA_SUCCESS ? MPIS_SUCCESS
+				  : cu_fail(rc, "cuLaunchKernel");
+}
+
+static bool use_kernel(const struct chan *c, uint64_t len)
+{
+	return copy_flag && !c->smax && len <= KERNEL_MAX;
+}
+
 /* The pool's registration with the driver, once per process. */
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *reg_view;   /* the process's view (cxl_pool_base) */
@@ -267,6 +361,11 @@ static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 			      k - c->nslots);
 	if (!rc && mutate == 2) /* test: the flag before the data */
 		rc = write64(q, hdr, chan_flag(k, len));
+	if (!rc && use_kernel(c, len))
+		/* the data, then the flag, in one kernel */
+		return kernel_copy_flag(
+			q, D((uint8_t *)hdr + CXL_LINE), U(r->buf), len,
+			mutate == 2 ? 0 : D(hdr), chan_flag(k, len));
 	if (!rc && chan_stamped(c, len)) {
 		rc = copy_stamped(q, hdr, r->buf, len, true);
 		/* each stamp after its line's data (the write's barrier) */
@@ -290,6 +389,11 @@ static int recv_wait(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 
 	/* any length: a different one is caught by the size check */
 	rc = wait_geq(q, r, hdr, (k & 0xffffffffu) << 32);
+	if (!rc && use_kernel(c, len))
+		/* the copy out, then the credit, in one kernel */
+		return kernel_copy_flag(
+			q, U(r->buf), D((uint8_t *)hdr + CXL_LINE), len,
+			D((uint64_t *)(c->base + CHAN_CONSUMED)), k);
 	if (!rc && chan_stamped(c, len)) {
 		for (unsigned j = 1; !rc && j < chan_lines(len); j++)
 			rc = wait_geq(q, r, hdr + j * (CXL_LINE / 8), k);
@@ -588,6 +692,8 @@ int gpu_queue_create(struct queue_head **out, void *extra)
 		rc = register_pool(cu);
 	if (rc)
 		return rc;
+	kernel_cu = cu;
+	pthread_once(&kernel_once, load_kernel);
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return MPI_ERR_NO_MEM;

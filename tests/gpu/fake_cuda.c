@@ -10,6 +10,9 @@
  *                                    default memory barrier)
  *   cuStreamWaitValue64 (GEQ)        load until *addr >= value
  *   cuLaunchHostFunc                 the call
+ *   cuLaunchKernel (cxlmpi_copy_flag, the one kernel libcxlmpi loads:
+ *                  its PTX must be what cuModuleLoadData got)
+ *                                    memcpy, a fence, the flag store
  *
  * As the real driver, it refuses stream memory operations on memory that
  * is neither registered (cuMemHostRegister) nor allocated (cuMemAlloc),
@@ -48,7 +51,8 @@ enum fop_type {
 	F_COPY2D,
 	F_WRITE,
 	F_WAIT,
-	F_HOST
+	F_HOST,
+	F_KERNEL
 };
 
 struct fop {
@@ -167,6 +171,13 @@ static void run_op(struct CUstream_st *s, struct fop *o)
 	}
 	case F_HOST:
 		o->fn(o->arg);
+		break;
+	case F_KERNEL: /* cxlmpi_copy_flag(dst, src, n, flag, val) */
+		memcpy(o->dst, o->src, o->n);
+		atomic_thread_fence(memory_order_seq_cst); /* membar.sys */
+		if (o->m.dstDevice)
+			__atomic_store_n((uint64_t *)(uintptr_t)o->m.dstDevice,
+					 o->v, __ATOMIC_SEQ_CST);
 		break;
 	}
 }
@@ -472,6 +483,58 @@ API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *arg)
 {
 	struct fop o = { .type = F_HOST, .fn = fn, .arg = arg };
 
+	return push(s, &o);
+}
+
+/* the module: the PTX libcxlmpi hands over, checked for its kernel */
+static int the_module, the_function;
+
+API CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+	if (!image || !strstr(image, ".entry cxlmpi_copy_flag(") ||
+	    !strstr(image, "membar.sys") || !strstr(image, "bar.sync"))
+		return CUDA_ERROR_INVALID_VALUE;
+	*m = (CUmodule)&the_module;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+	if (m != (CUmodule)&the_module || strcmp(name, "cxlmpi_copy_flag"))
+		return CUDA_ERROR_INVALID_VALUE;
+	*f = (CUfunction)&the_function;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+			    unsigned bx, unsigned by, unsigned bz,
+			    unsigned shmem, CUstream s, void **args,
+			    void **extra)
+{
+	struct fop o = { .type = F_KERNEL };
+	CUdeviceptr flag;
+
+	(void)gy;
+	(void)gz;
+	(void)by;
+	(void)bz;
+	(void)shmem;
+	if (f != (CUfunction)&the_function || !args || extra || !gx || !bx)
+		return CUDA_ERROR_INVALID_VALUE;
+	o.dst = (void *)(uintptr_t) * (CUdeviceptr *)args[0];
+	o.src = (const void *)(uintptr_t) * (CUdeviceptr *)args[1];
+	o.n = (size_t) * (uint64_t *)args[2];
+	flag = *(CUdeviceptr *)args[3];
+	o.v = *(uint64_t *)args[4];
+	/* a kernel reaches device memory and registered host memory only */
+	if ((o.n &&
+	     (!find((uintptr_t)o.dst, o.n) || !find((uintptr_t)o.src, o.n))) ||
+	    (flag && ((flag & 7) || !find((uintptr_t)flag, 8)))) {
+		fprintf(stderr, "fake_cuda: cxlmpi_copy_flag on memory that "
+				"is not registered or device memory\n");
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o.m.dstDevice = flag;
 	return push(s, &o);
 }
 
