@@ -117,10 +117,56 @@ static const char copy_flag_ptx[] =
 	"	st.relaxed.sys.u64 [%rd4], %rd5;\n"
 	"END:\n"
 	"	ret;\n"
+	"}\n"
+	/* the same, after thread 0 has seen *p_wait >= p_wval */
+	".visible .entry cxlmpi_wait_copy_flag(.param .u64 p_wait, .param "
+	".u64 p_wval, .param .u64 p_dst, .param .u64 p_src, .param .u64 p_n, "
+	".param .u64 p_flag, .param .u64 p_val)\n"
+	"{\n"
+	"	.reg .pred %p<5>;\n"
+	"	.reg .b32 %r<4>;\n"
+	"	.reg .b64 %rd<14>;\n"
+	"	ld.param.u64 %rd10, [p_wait];\n"
+	"	ld.param.u64 %rd11, [p_wval];\n"
+	"	ld.param.u64 %rd1, [p_dst];\n"
+	"	ld.param.u64 %rd2, [p_src];\n"
+	"	ld.param.u64 %rd3, [p_n];\n"
+	"	ld.param.u64 %rd4, [p_flag];\n"
+	"	ld.param.u64 %rd5, [p_val];\n"
+	"	mov.u32 %r1, %tid.x;\n"
+	"	mov.u32 %r2, %ntid.x;\n"
+	"	setp.ne.u32 %p4, %r1, 0;\n"
+	"	@%p4 bra WAITED;\n"
+	"SPIN:\n"
+	"	ld.relaxed.sys.u64 %rd12, [%rd10];\n"
+	"	setp.lt.u64 %p1, %rd12, %rd11;\n"
+	"	@%p1 bra SPIN;\n"
+	"	fence.acq_rel.sys;\n"
+	"WAITED:\n"
+	"	bar.sync 0;\n"
+	"	cvt.u64.u32 %rd6, %r1;\n"
+	"	cvt.u64.u32 %rd7, %r2;\n"
+	"COPY:\n"
+	"	setp.ge.u64 %p1, %rd6, %rd3;\n"
+	"	@%p1 bra DONE;\n"
+	"	add.u64 %rd8, %rd2, %rd6;\n"
+	"	ld.volatile.u8 %r3, [%rd8];\n"
+	"	add.u64 %rd9, %rd1, %rd6;\n"
+	"	st.volatile.u8 [%rd9], %r3;\n"
+	"	add.u64 %rd6, %rd6, %rd7;\n"
+	"	bra COPY;\n"
+	"DONE:\n"
+	"	membar.sys;\n"
+	"	bar.sync 0;\n"
+	"	setp.eq.or.u64 %p3, %rd4, 0, %p4;\n"
+	"	@%p3 bra END;\n"
+	"	st.relaxed.sys.u64 [%rd4], %rd5;\n"
+	"END:\n"
+	"	ret;\n"
 	"}\n";
 
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
-static CUfunction copy_flag; /* NULL: not available */
+static CUfunction copy_flag, wait_copy_flag; /* NULL: not available */
 static const struct cuda_driver *kernel_cu;
 
 static void load_kernel(void)
@@ -131,8 +177,11 @@ static void load_kernel(void)
 	if (rc == CUDA_SUCCESS)
 		rc = kernel_cu->cuModuleGetFunction(&copy_flag, m,
 						    "cxlmpi_copy_flag");
+	if (rc == CUDA_SUCCESS)
+		rc = kernel_cu->cuModuleGetFunction(&wait_copy_flag, m,
+						    "cxlmpi_wait_copy_flag");
 	if (rc != CUDA_SUCCESS) {
-		copy_flag = NULL;
+		copy_flag = wait_copy_flag = NULL;
 		stream_fail(MPIS_SUCCESS,
 			    "GPU_MEM_OPS: the small-message kernel did not "
 			    "load (%s); messages of up to %u bytes take a "
@@ -150,6 +199,22 @@ static int kernel_copy_flag(struct gpu_queue *q, CUdeviceptr dst,
 	void *args[] = { &dst, &src, &n, &flag, &val };
 	CUresult rc = q->cu->cuLaunchKernel(copy_flag, 1, 1, 1, KERNEL_THREADS,
 					    1, 1, 0, q->s, args, NULL);
+
+	return rc == CUDA_SUCCESS ? MPIS_SUCCESS
+				  : cu_fail(rc, "cuLaunchKernel");
+}
+
+/* The same after *wait >= wval (thread 0 polls it at system scope): a
+ * receive in one launch instead of a stream wait and a launch. */
+static int kernel_wait_copy_flag(struct gpu_queue *q, CUdeviceptr wait,
+				 uint64_t wval, CUdeviceptr dst,
+				 CUdeviceptr src, uint64_t n, CUdeviceptr flag,
+				 uint64_t val)
+{
+	void *args[] = { &wait, &wval, &dst, &src, &n, &flag, &val };
+	CUresult rc =
+		q->cu->cuLaunchKernel(wait_copy_flag, 1, 1, 1, KERNEL_THREADS,
+				      1, 1, 0, q->s, args, NULL);
 
 	return rc == CUDA_SUCCESS ? MPIS_SUCCESS
 				  : cu_fail(rc, "cuLaunchKernel");
@@ -255,21 +320,30 @@ static int grow(void **arr, int *cap, int n, size_t el)
 	return MPIS_SUCCESS;
 }
 
-/* Enqueue a wait for *at >= v, remembered for MPIS_Queue_wait. */
+/* Remember that the stream waits for *at >= v: MPIS_Queue_wait watches
+ * its peer, and releases it if the peer dies. */
+static int note_wait(struct gpu_queue *q, MPIS_Request r, uint64_t *at,
+		     uint64_t v)
+{
+	if (grow((void **)&q->waits, &q->capwaits, q->nwaits,
+		 sizeof(*q->waits)))
+		return MPI_ERR_NO_MEM;
+	q->waits[q->nwaits++] = (struct gwait){ at, v, r };
+	return MPIS_SUCCESS;
+}
+
+/* Enqueue a wait for *at >= v (noted). */
 static int wait_geq(struct gpu_queue *q, MPIS_Request r, uint64_t *at,
 		    uint64_t v)
 {
 	CUresult rc;
 
-	if (grow((void **)&q->waits, &q->capwaits, q->nwaits,
-		 sizeof(*q->waits)))
+	if (note_wait(q, r, at, v))
 		return MPI_ERR_NO_MEM;
 	rc = q->cu->cuStreamWaitValue64(q->s, D(at), v,
 					CU_STREAM_WAIT_VALUE_GEQ);
-	if (rc != CUDA_SUCCESS)
-		return cu_fail(rc, "cuStreamWaitValue64");
-	q->waits[q->nwaits++] = (struct gwait){ at, v, r };
-	return MPIS_SUCCESS;
+	return rc == CUDA_SUCCESS ? MPIS_SUCCESS
+				  : cu_fail(rc, "cuStreamWaitValue64");
 }
 
 static int write64(struct gpu_queue *q, uint64_t *at, uint64_t v)
@@ -388,12 +462,18 @@ static int recv_wait(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 	int rc;
 
 	/* any length: a different one is caught by the size check */
+	if (use_kernel(c, len)) {
+		/* the flag wait, the copy out and the credit in one kernel */
+		rc = note_wait(q, r, hdr, (k & 0xffffffffu) << 32);
+		return rc ? rc
+			  : kernel_wait_copy_flag(
+				    q, D(hdr), (k & 0xffffffffu) << 32,
+				    U(r->buf), D((uint8_t *)hdr + CXL_LINE),
+				    len,
+				    D((uint64_t *)(c->base + CHAN_CONSUMED)),
+				    k);
+	}
 	rc = wait_geq(q, r, hdr, (k & 0xffffffffu) << 32);
-	if (!rc && use_kernel(c, len))
-		/* the copy out, then the credit, in one kernel */
-		return kernel_copy_flag(
-			q, U(r->buf), D((uint8_t *)hdr + CXL_LINE), len,
-			D((uint64_t *)(c->base + CHAN_CONSUMED)), k);
 	if (!rc && chan_stamped(c, len)) {
 		for (unsigned j = 1; !rc && j < chan_lines(len); j++)
 			rc = wait_geq(q, r, hdr + j * (CXL_LINE / 8), k);

@@ -10,9 +10,10 @@
  *                                    default memory barrier)
  *   cuStreamWaitValue64 (GEQ)        load until *addr >= value
  *   cuLaunchHostFunc                 the call
- *   cuLaunchKernel (cxlmpi_copy_flag, the one kernel libcxlmpi loads:
- *                  its PTX must be what cuModuleLoadData got)
- *                                    memcpy, a fence, the flag store
+ *   cuLaunchKernel (cxlmpi_copy_flag and cxlmpi_wait_copy_flag, the
+ *                  kernels libcxlmpi loads: its PTX must hold them)
+ *                                    (a wait,) memcpy, a fence, the flag
+ *                                    store
  *
  * As the real driver, it refuses stream memory operations on memory that
  * is neither registered (cuMemHostRegister) nor allocated (cuMemAlloc),
@@ -64,6 +65,7 @@ struct fop {
 	uint64_t v;
 	CUhostFn fn;
 	void *arg;
+	uint64_t *wait_at, wait_v; /* F_KERNEL: first *wait_at >= wait_v */
 	struct fop *next;
 };
 
@@ -133,6 +135,18 @@ static bool del_range(uintptr_t lo)
 	return false;
 }
 
+static void wait_geq(uint64_t *at, uint64_t v)
+{
+	unsigned spins = 0;
+
+	while (__atomic_load_n(at, __ATOMIC_ACQUIRE) < v) {
+		if (++spins < 64)
+			sched_yield();
+		else
+			usleep(20);
+	}
+}
+
 static void run_op(struct CUstream_st *s, struct fop *o)
 {
 	if (delay_us)
@@ -157,22 +171,15 @@ static void run_op(struct CUstream_st *s, struct fop *o)
 		atomic_thread_fence(memory_order_seq_cst);
 		__atomic_store_n((uint64_t *)o->dst, o->v, __ATOMIC_SEQ_CST);
 		break;
-	case F_WAIT: {
-		unsigned spins = 0;
-
-		while (__atomic_load_n((uint64_t *)o->dst, __ATOMIC_ACQUIRE) <
-		       o->v) {
-			if (++spins < 64)
-				sched_yield();
-			else
-				usleep(20);
-		}
+	case F_WAIT:
+		wait_geq((uint64_t *)o->dst, o->v);
 		break;
-	}
 	case F_HOST:
 		o->fn(o->arg);
 		break;
-	case F_KERNEL: /* cxlmpi_copy_flag(dst, src, n, flag, val) */
+	case F_KERNEL: /* cxlmpi_[wait_]copy_flag(...) */
+		if (o->wait_at)
+			wait_geq(o->wait_at, o->wait_v);
 		memcpy(o->dst, o->src, o->n);
 		atomic_thread_fence(memory_order_seq_cst); /* membar.sys */
 		if (o->m.dstDevice)
@@ -487,11 +494,12 @@ API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *arg)
 }
 
 /* the module: the PTX libcxlmpi hands over, checked for its kernel */
-static int the_module, the_function;
+static int the_module, the_function, the_wait_function;
 
 API CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
 	if (!image || !strstr(image, ".entry cxlmpi_copy_flag(") ||
+	    !strstr(image, ".entry cxlmpi_wait_copy_flag(") ||
 	    !strstr(image, "membar.sys") || !strstr(image, "bar.sync"))
 		return CUDA_ERROR_INVALID_VALUE;
 	*m = (CUmodule)&the_module;
@@ -500,9 +508,14 @@ API CUresult cuModuleLoadData(CUmodule *m, const void *image)
 
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
-	if (m != (CUmodule)&the_module || strcmp(name, "cxlmpi_copy_flag"))
+	if (m != (CUmodule)&the_module)
 		return CUDA_ERROR_INVALID_VALUE;
-	*f = (CUfunction)&the_function;
+	if (!strcmp(name, "cxlmpi_copy_flag"))
+		*f = (CUfunction)&the_function;
+	else if (!strcmp(name, "cxlmpi_wait_copy_flag"))
+		*f = (CUfunction)&the_wait_function;
+	else
+		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
 
@@ -519,8 +532,18 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 	(void)by;
 	(void)bz;
 	(void)shmem;
-	if (f != (CUfunction)&the_function || !args || extra || !gx || !bx)
+	if ((f != (CUfunction)&the_function &&
+	     f != (CUfunction)&the_wait_function) ||
+	    !args || extra || !gx || !bx)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (f == (CUfunction)&the_wait_function) {
+		o.wait_at = (uint64_t *)(uintptr_t) * (CUdeviceptr *)args[0];
+		o.wait_v = *(uint64_t *)args[1];
+		if (((uintptr_t)o.wait_at & 7) ||
+		    !find((uintptr_t)o.wait_at, 8))
+			return CUDA_ERROR_INVALID_VALUE;
+		args += 2;
+	}
 	o.dst = (void *)(uintptr_t) * (CUdeviceptr *)args[0];
 	o.src = (const void *)(uintptr_t) * (CUdeviceptr *)args[1];
 	o.n = (size_t) * (uint64_t *)args[2];
