@@ -427,19 +427,28 @@ static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 	uint64_t *hdr = chan_slot(c, k);
 	uint64_t len = r->bytes;
 	unsigned mutate = cxlmpi_config()->test_gpu_mutate;
+	uint64_t *consumed = (uint64_t *)(c->base + CHAN_CONSUMED);
+	/* the slot is free once the receiver consumed message k - nslots */
+	uint64_t credit = k > c->nslots && mutate != 1 ? k - c->nslots : 0;
 	int rc = MPIS_SUCCESS;
 
-	/* the slot is free once the receiver consumed message k - nslots */
-	if (k > c->nslots && mutate != 1)
-		rc = wait_geq(q, r, (uint64_t *)(c->base + CHAN_CONSUMED),
-			      k - c->nslots);
+	if (use_kernel(c, len) && mutate != 2) {
+		/* the credit wait, the data and the flag in one kernel */
+		if (credit)
+			rc = note_wait(q, r, consumed, credit);
+		return rc ? rc
+			  : kernel_wait_copy_flag(q, D(consumed), credit,
+						  D((uint8_t *)hdr + CXL_LINE),
+						  U(r->buf), len, D(hdr),
+						  chan_flag(k, len));
+	}
+	if (credit)
+		rc = wait_geq(q, r, consumed, credit);
 	if (!rc && mutate == 2) /* test: the flag before the data */
 		rc = write64(q, hdr, chan_flag(k, len));
 	if (!rc && use_kernel(c, len))
-		/* the data, then the flag, in one kernel */
-		return kernel_copy_flag(
-			q, D((uint8_t *)hdr + CXL_LINE), U(r->buf), len,
-			mutate == 2 ? 0 : D(hdr), chan_flag(k, len));
+		return kernel_copy_flag(q, D((uint8_t *)hdr + CXL_LINE),
+					U(r->buf), len, 0, 0);
 	if (!rc && chan_stamped(c, len)) {
 		rc = copy_stamped(q, hdr, r->buf, len, true);
 		/* each stamp after its line's data (the write's barrier) */
