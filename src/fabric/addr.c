@@ -104,7 +104,7 @@ static void svc_name(char *buf, size_t len, const struct cxlfi_addr *a)
 }
 
 int cxlfi_addr_resolve(cxl_pool *pool, const struct cxlfi_addr *in,
-		       struct cxlfi_addr *out)
+		       struct cxlfi_addr *out, bool quiet)
 {
 	struct cxl_obj o;
 	char name[64];
@@ -115,6 +115,8 @@ int cxlfi_addr_resolve(cxl_pool *pool, const struct cxlfi_addr *in,
 		return in->reserved & CXLFI_ADDR_ANY ? -FI_EADDRNOTAVAIL : 0;
 	svc_name(name, sizeof(name), in);
 	if (cxl_obj_open(pool, name, &o)) {
+		if (quiet)
+			return -FI_EADDRNOTAVAIL;
 		CXLFI_WARN(FI_LOG_AV,
 			   "no endpoint serves the address of service hash "
 			   "%016llx yet (pool object %s): start the server "

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cxlfi.h"
 
@@ -101,9 +102,22 @@ static bool addr_usable(struct cxlfi_av *av, const struct cxlfi_addr *a,
 		return false;
 	}
 	if (cxlfi_addr_is_ours(av->dom->pool, a, sizeof(*a)) &&
-	    (a->reserved & CXLFI_ADDR_NAMED))
-		return !cxlfi_addr_resolve(av->dom->pool, a, out) &&
-		       addr_ok(av, out);
+	    (a->reserved & CXLFI_ADDR_NAMED)) {
+		/* a server started just before us may not have published
+		 * its service yet (a loaded machine): look again, for up to
+		 * CXLFI_RESOLVE_WAIT_MS, as a client retries a connect */
+		uint64_t until = cxlfi_now_ms() + CXLFI_RESOLVE_WAIT_MS;
+
+		while (cxlfi_addr_resolve(av->dom->pool, a, out, true)) {
+			if (cxlfi_now_ms() >= until)
+				/* once more, saying why */
+				return !cxlfi_addr_resolve(av->dom->pool, a,
+							   out, false) &&
+				       addr_ok(av, out);
+			usleep(10000);
+		}
+		return addr_ok(av, out);
+	}
 	*out = *a;
 	return addr_ok(av, a) && !a->reserved;
 }

@@ -108,6 +108,9 @@ enum {
 /* A spin in the coherent mode reads the clock once per this many polls. */
 #define CXLFI_SPIN_CLOCK_STRIDE 8u
 #define CXLFI_LINGER_MS 2000u /* fi_close: time for queued sends */
+/* fi_av_insert of a service address: how long its server may take to
+ * publish it */
+#define CXLFI_RESOLVE_WAIT_MS 3000u
 #define CXLFI_WATCH_MS 250
 #define CXLFI_RX_CACHE 64u /* receive descriptors an endpoint keeps */
 
@@ -173,7 +176,7 @@ bool cxlfi_addr_is_ours(cxl_pool *pool, const void *addr, size_t len);
 /* A NAMED address to the endpoint that serves it now (0), or
  * -FI_EADDRNOTAVAIL; an endpoint address is copied as it is. */
 int cxlfi_addr_resolve(cxl_pool *pool, const struct cxlfi_addr *in,
-		       struct cxlfi_addr *out);
+		       struct cxlfi_addr *out, bool quiet);
 /* Is incarnation gen the endpoint published at index now? */
 bool cxlfi_ep_current(cxl_pool *pool, uint64_t index, uint64_t gen);
 

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fitest.h"
@@ -241,6 +242,39 @@ static void service_addresses(struct fid_fabric *fabric)
 	one_message(&c, &s, fa);
 	CHECK(fi_av_insertsvc(c.av, "localhost", "9228", &fb, 0, NULL) == 1);
 	one_message(&c, &s, fb);
+	/* a server that publishes its service 300 ms after the client's
+	 * insert (a loaded machine, a client started right after it): the
+	 * insert waits for it (CXLFI_RESOLVE_WAIT_MS) */
+	{
+		struct fi_info *late;
+		pid_t pid;
+		int st;
+
+		TRY(fi_getinfo(FI_VERSION(1, 17), NULL, "9229", FI_SOURCE, h,
+			       &late));
+		fflush(NULL);
+		pid = fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0) {
+			struct fid_fabric *f2;
+			struct ep_set l;
+
+			usleep(300 * 1000);
+			if (fi_fabric(late->fabric_attr, &f2, NULL) ||
+			    open_ep(f2, late, &l))
+				_exit(1);
+			usleep(1500 * 1000); /* served meanwhile */
+			close_ep(&l);
+			fi_close(&f2->fid);
+			_exit(0);
+		}
+		CHECK(fi_av_insertsvc(c.av, "localhost", "9229", &fb, 0,
+				      NULL) == 1);
+		CHECK(fb != FI_ADDR_NOTAVAIL);
+		REQUIRE(waitpid(pid, &st, 0) == pid);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		fi_freeinfo(late);
+	}
 	/* a service nobody serves does not resolve */
 	CHECK(fi_av_insertsvc(c.av, NULL, "1", &fb, 0, NULL) == 0);
 	CHECK(fb == FI_ADDR_NOTAVAIL);
