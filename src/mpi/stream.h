@@ -173,6 +173,9 @@ struct MPIS_Request_struct {
 	 * (stream_gpu.c); NULL if none */
 	struct queue_head *gpu_q;
 	bool host_used; /* started on a THREAD queue */
+	/* GPU queue: the buffer is GPU memory, which the small-message
+	 * kernel may read and write (0 not known yet, 1 yes, -1 no) */
+	signed char gpu_devbuf;
 	/* an allreduce on GPU memory: the user's buffers, and the host
 	 * staging buffers that buf and sendbuf point to meanwhile */
 	uint8_t *gpu_recv, *gpu_stage;

@@ -220,9 +220,18 @@ static int kernel_wait_copy_flag(struct gpu_queue *q, CUdeviceptr wait,
 				  : cu_fail(rc, "cuLaunchKernel");
 }
 
-static bool use_kernel(const struct chan *c, uint64_t len)
+static bool on_device(const struct cuda_driver *cu, const void *p);
+
+/* The kernel path: a plain channel, a small message, and a buffer in GPU
+ * memory (a kernel cannot reach pageable host memory; the copy engine
+ * can). */
+static bool use_kernel(struct gpu_queue *q, MPIS_Request r, uint64_t len)
 {
-	return copy_flag && !c->smax && len <= KERNEL_MAX;
+	if (!copy_flag || r->ch.smax || len > KERNEL_MAX)
+		return false;
+	if (!r->gpu_devbuf)
+		r->gpu_devbuf = on_device(q->cu, r->buf) ? 1 : -1;
+	return r->gpu_devbuf > 0;
 }
 
 /* The pool's registration with the driver, once per process. */
@@ -432,7 +441,7 @@ static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 	uint64_t credit = k > c->nslots && mutate != 1 ? k - c->nslots : 0;
 	int rc = MPIS_SUCCESS;
 
-	if (use_kernel(c, len) && mutate != 2) {
+	if (use_kernel(q, r, len) && mutate != 2) {
 		/* the credit wait, the data and the flag in one kernel */
 		if (credit)
 			rc = note_wait(q, r, consumed, credit);
@@ -446,7 +455,7 @@ static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 		rc = wait_geq(q, r, consumed, credit);
 	if (!rc && mutate == 2) /* test: the flag before the data */
 		rc = write64(q, hdr, chan_flag(k, len));
-	if (!rc && use_kernel(c, len))
+	if (!rc && use_kernel(q, r, len))
 		return kernel_copy_flag(q, D((uint8_t *)hdr + CXL_LINE),
 					U(r->buf), len, 0, 0);
 	if (!rc && chan_stamped(c, len)) {
@@ -471,7 +480,7 @@ static int recv_wait(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 	int rc;
 
 	/* any length: a different one is caught by the size check */
-	if (use_kernel(c, len)) {
+	if (use_kernel(q, r, len)) {
 		/* the flag wait, the copy out and the credit in one kernel */
 		rc = note_wait(q, r, hdr, (k & 0xffffffffu) << 32);
 		return rc ? rc

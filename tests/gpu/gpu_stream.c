@@ -10,7 +10,8 @@
  *                             host-staged MPI, THREAD queue (a table)
  *
  * Cases (the reference's multi-backend tests on device buffers: ring,
- * rsend, halo, two_queue, barrier, allreduce): a one-way stream of 3 * 16
+ * rsend, halo, two_queue, barrier, allreduce), an echo that sends from
+ * pageable host memory on the GPU queue, and: a one-way stream of 3 * 16
  * messages per size (the slots are reused; a receiver slower than its sender),
  * an echo ping-pong per size (48 B inline, stamped lines up to 4 KiB, 1 MiB),
  * the reference's ring with MPIS_Rsend_init and a copy "kernel" between receive
@@ -33,6 +34,7 @@ static CUstream st;
 static int rank, nranks, fails;
 static bool mixed;     /* rank 1: THREAD queue, host buffers */
 static bool host_only; /* every rank: host buffers (THREAD queues) */
+static bool sys_send;  /* GPU queues sending from pageable host memory */
 
 #define FAIL(...)                                         \
 	do {                                              \
@@ -53,21 +55,27 @@ static bool gpu_side(void)
 	return !host_only && !(mixed && rank == 1);
 }
 
-/* a message buffer: GPU memory on a GPU rank, else host memory */
-static void *buf_alloc(size_t n)
+/* a message buffer: GPU memory on a GPU rank, else host memory (and
+ * host memory if host) */
+static void *buf_alloc_in(size_t n, bool host)
 {
 	MPI_Info info;
 	void *p = NULL;
 
 	MPI_Info_create(&info);
 	MPI_Info_set(info, "mpi_memory_alloc_kinds",
-		     gpu_side() ? "cuda:device" : "system");
+		     gpu_side() && !host ? "cuda:device" : "system");
 	if (MPIS_Alloc_mem((MPI_Aint)n, info, &p) != MPIS_SUCCESS) {
 		fprintf(stderr, "gpu_stream: MPIS_Alloc_mem failed\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	MPI_Info_free(&info);
 	return p;
+}
+
+static void *buf_alloc(size_t n)
+{
+	return buf_alloc_in(n, false);
 }
 
 /* host memory the stream copies from or into (registered on a GPU) */
@@ -190,7 +198,7 @@ static void one_way(MPIS_Queue q, uint64_t n, int rounds)
  * receive and its send, as a kernel would); rank 0 checks every round */
 static void echo(MPIS_Queue q, uint64_t n, int rounds, bool rsend)
 {
-	uint8_t *sb = buf_alloc(n), *rb = buf_alloc(n);
+	uint8_t *sb = buf_alloc_in(n, sys_send), *rb = buf_alloc(n);
 	uint8_t *h = host_alloc(n * (size_t)rounds);
 	MPIS_Request rq[2];
 	int peer = 1 - rank, rc;
@@ -613,6 +621,14 @@ int main(int argc, char **argv)
 		echo(q, sizes[i], sizes[i] > 65536 ? 6 : 20, false);
 	}
 	echo(q, 400, 20, true);
+	/* sends from pageable host memory into GPU memory on GPU queues:
+	 * the copy engine moves them, not the small-message kernel (which
+	 * could not reach them) */
+	sys_send = true;
+	echo(q, 8, 10, false);
+	echo(q, 3000, 10, false);
+	echo(q, 100000, 4, false);
+	sys_send = false;
 	halo(q, 2048, 20);
 	halo(q, 100000, 6);
 	two_sets(q, 4096, 20);
