@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -81,6 +82,14 @@ static void read_config(void)
 	get_u32("CXLMPI_STREAM_WAIT_SPINS", 0, 1000000000,
 		&cfg.stream_wait_spins);
 	cfg.cuda_driver = getenv("CXLMPI_CUDA_DRIVER");
+	if (cfg.cuda_driver && !*cfg.cuda_driver)
+		report("CXLMPI_CUDA_DRIVER", "",
+		       "name the CUDA driver library (libcuda.so.1)");
+	else if (cfg.cuda_driver && strchr(cfg.cuda_driver, '/') &&
+		 access(cfg.cuda_driver, R_OK))
+		report("CXLMPI_CUDA_DRIVER", cfg.cuda_driver,
+		       "no readable file there; give the path of the CUDA "
+		       "driver library or unset it");
 	if (!cfg.cuda_driver || !*cfg.cuda_driver)
 		cfg.cuda_driver = "libcuda.so.1";
 	get_u32("CXLMPI_TEST_GPU_MUTATE", 0, 2, &cfg.test_gpu_mutate);
