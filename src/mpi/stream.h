@@ -176,6 +176,7 @@ struct MPIS_Request_struct {
 	/* GPU queue: the buffer is GPU memory, which the small-message
 	 * kernel may read and write (0 not known yet, 1 yes, -1 no) */
 	signed char gpu_devbuf;
+	bool gpu_dead; /* GPU queue: its peer was found dead */
 	/* an allreduce on GPU memory: the user's buffers, and the host
 	 * staging buffers that buf and sendbuf point to meanwhile */
 	uint8_t *gpu_recv, *gpu_stage;

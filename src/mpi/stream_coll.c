@@ -157,26 +157,9 @@ static int coll_watch(struct coll *co, int i)
 		cxl_nt_load64(co->obj.pool, line + 1) == COLL_BEAT_MARK &&
 		beat_read_name(co->obj.pool, line + COLL_BEAT_OFF / 8, name);
 
-	uint64_t now = cxl_now_ns() / 1000000;
-
-	if (known || w->obj.pool)
-		return watch_peer(w, known ? name : NULL, i, "collective");
-	/* no heartbeat yet: the rank has not joined (coll_join); bounded
-	 * by the peer timeout from our first look */
-	if (!w->gone_ms)
-		w->gone_ms = now ? now : 1;
-	if (cxlmpi_config()->stream_peer_timeout_ms &&
-	    now - w->gone_ms > cxlmpi_config()->stream_peer_timeout_ms) {
-		stream_peer_dead = true;
-		return stream_fail(MPI_ERR_OTHER,
-				   "collective: rank %d has not joined the "
-				   "persistent collective for %llu ms "
-				   "(CXLMPI_STREAM_PEER_TIMEOUT_MS=%u): did it "
-				   "match it?",
-				   i, (unsigned long long)(now - w->gone_ms),
-				   cxlmpi_config()->stream_peer_timeout_ms);
-	}
-	return MPI_SUCCESS;
+	/* a rank whose heartbeat is not known yet (it has not joined) is
+	 * not judged: watch_peer counts the polls that pace the look */
+	return watch_peer(w, known ? name : NULL, i, "collective");
 }
 
 #define ARITH_OPS(T)                                                     \

@@ -114,6 +114,7 @@ static const char copy_flag_ptx[] =
 	"	setp.ne.u32 %p2, %r1, 0;\n"
 	"	setp.eq.or.u64 %p3, %rd4, 0, %p2;\n"
 	"	@%p3 bra END;\n"
+	"	fence.acq_rel.sys;\n"
 	"	st.relaxed.sys.u64 [%rd4], %rd5;\n"
 	"END:\n"
 	"	ret;\n"
@@ -160,6 +161,7 @@ static const char copy_flag_ptx[] =
 	"	bar.sync 0;\n"
 	"	setp.eq.or.u64 %p3, %rd4, 0, %p4;\n"
 	"	@%p3 bra END;\n"
+	"	fence.acq_rel.sys;\n"
 	"	st.relaxed.sys.u64 [%rd4], %rd5;\n"
 	"END:\n"
 	"	ret;\n"
@@ -566,6 +568,8 @@ static int coll_call(struct gpu_queue *q, MPIS_Request r, uint64_t k,
 static int coll_stage(struct gpu_queue *q, MPIS_Request r)
 {
 	CUresult rc;
+	size_t len;
+	void *mem;
 
 	if (r->kind != SR_ALLREDUCE || r->gpu_stage)
 		return MPIS_SUCCESS;
@@ -573,10 +577,13 @@ static int coll_stage(struct gpu_queue *q, MPIS_Request r)
 	r->gpu_send = r->sendbuf;
 	if (!on_device(q->cu, r->buf) && !on_device(q->cu, r->sendbuf))
 		return MPIS_SUCCESS;
-	r->gpu_stage = malloc(2 * (size_t)r->bytes + 1);
-	if (!r->gpu_stage)
+	/* whole pages of its own: the driver refuses to register a page
+	 * twice, and two small mallocs may share one */
+	len = (2 * (size_t)r->bytes + 4096) & ~(size_t)4095;
+	if (posix_memalign(&mem, 4096, len))
 		return MPI_ERR_NO_MEM;
-	rc = q->cu->cuMemHostRegister(r->gpu_stage, 2 * (size_t)r->bytes + 1,
+	r->gpu_stage = mem;
+	rc = q->cu->cuMemHostRegister(r->gpu_stage, len,
 				      CU_MEMHOSTREGISTER_PORTABLE);
 	if (rc != CUDA_SUCCESS) {
 		free(r->gpu_stage);
@@ -612,6 +619,18 @@ static int gpu_start(struct queue_head *h, MPIS_Request r, uint64_t k)
 				   "datatype; the GPU queue copies contiguous "
 				   "buffers only (use a THREAD queue, or pack "
 				   "on the GPU)");
+	/* the copy engine copies host memory to host memory (the pool)
+	 * synchronously with the calling thread, and a kernel cannot reach
+	 * pageable memory: point-to-point buffers are GPU memory */
+	if (r->has_chan && r->bytes && !r->gpu_devbuf)
+		r->gpu_devbuf = on_device(q->cu, r->buf) ? 1 : -1;
+	if (r->has_chan && r->bytes && r->gpu_devbuf < 0)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "GPU_MEM_OPS: the buffer of this %s is host "
+				   "memory; GPU queues move GPU memory "
+				   "(cudaMalloc, MPIS_Alloc_mem cuda:device): "
+				   "use a THREAD queue for host buffers",
+				   r->kind == SR_SEND ? "send" : "receive");
 	if (r->has_chan && r->kind == SR_RECV) {
 		known = chan_sender_bytes(&r->ch);
 		if (known && known != r->bytes)
@@ -668,6 +687,11 @@ static int gpu_waitall(struct queue_head *h, struct pend *set, int n)
 		atomic_store(&r->retired, set[i].k);
 	}
 	free(set);
+	if (rc) { /* part of it is on the stream: the queue has failed */
+		int none = MPIS_SUCCESS;
+
+		atomic_compare_exchange_strong(&q->err, &none, rc);
+	}
 	return rc;
 }
 
@@ -682,20 +706,30 @@ static int gpu_host(struct queue_head *h, void (*fn)(void *), void *arg)
 
 /* A peer of a pending wait is dead: store every value the stream waits
  * for, so that it drains, and fail. */
-static int release_waits(struct gpu_queue *q)
+/* Store the value the stream waits for at wait i, as a device would:
+ * into the memory the GPU reads. */
+static void release_wait(struct gpu_queue *q, int i)
 {
-	for (int i = 0; i < q->nwaits; i++) {
-		/* as a device would: into the memory the GPU reads */
-		__atomic_store_n(dma_word(q->waits[i].at), q->waits[i].v,
-				 __ATOMIC_SEQ_CST);
-	}
-	return MPI_ERR_OTHER;
+	__atomic_store_n(dma_word(q->waits[i].at), q->waits[i].v,
+			 __ATOMIC_SEQ_CST);
 }
 
-static int watch(struct gpu_queue *q)
+/*
+ * The peers of the waits the stream has not passed. A dead one's waits
+ * are released (its channels are dead: nothing of ours writes there
+ * again), and the queue fails. The waits on live peers are left to
+ * complete: releasing one would write into a live peer's channel (a
+ * credit it has not given, a flag it has not set). all: release every
+ * wait still open (the queue failed a peer timeout ago and the stream
+ * is still stuck, on live peers that wait for the dead one too).
+ */
+static int watch(struct gpu_queue *q, bool all)
 {
+	int err = MPIS_SUCCESS;
+
 	for (int i = 0; i < q->nwaits; i++) {
 		MPIS_Request r = q->waits[i].r;
+
 		if (!r->has_chan)
 			continue;
 		/* only a wait the stream may still be in: a peer that sent
@@ -704,20 +738,27 @@ static int watch(struct gpu_queue *q)
 		if (cxl_nt_load64(stream_pool(), q->waits[i].at) >=
 		    q->waits[i].v)
 			continue;
-		if (chan_watch(&r->ch))
-			return stream_fail(release_waits(q),
-					   "GPU_MEM_OPS: a peer stopped "
-					   "(above); the stream was released "
-					   "and its receive buffers hold no "
-					   "data of that peer");
+		if (all || r->gpu_dead || chan_watch(&r->ch)) {
+			if (!all && !r->gpu_dead)
+				err = stream_fail(
+					MPI_ERR_OTHER,
+					"GPU_MEM_OPS: rank %d stopped "
+					"(above); the stream's waits on it "
+					"were released: its receive buffers "
+					"hold no data of that rank",
+					r->peer);
+			r->gpu_dead = true;
+			release_wait(q, i);
+		}
 	}
-	return MPIS_SUCCESS;
+	return err;
 }
 
 static int gpu_wait(struct queue_head *h)
 {
 	struct gpu_queue *q = (struct gpu_queue *)h;
 	unsigned spins = 0;
+	uint64_t failed_ms = 0, limit = cxlmpi_config()->stream_peer_timeout_ms;
 	CUresult rc;
 	int err = MPIS_SUCCESS;
 
@@ -725,8 +766,16 @@ static int gpu_wait(struct queue_head *h)
 		rc = q->cu->cuStreamQuery(q->s);
 		if (rc != CUDA_ERROR_NOT_READY)
 			break;
-		if (!err && (spins & 255) == 255)
-			err = watch(q);
+		if ((spins & 255) == 255) {
+			uint64_t now = cxl_now_ns() / 1000000;
+			int e = watch(q, failed_ms && limit &&
+						 now - failed_ms > limit);
+
+			if (e && !err) {
+				err = e;
+				failed_ms = now;
+			}
+		}
 		stream_spin(&spins);
 	}
 	if (rc != CUDA_SUCCESS && !err)
@@ -756,13 +805,30 @@ static int gpu_wait(struct queue_head *h)
 	return atomic_load(&q->err);
 }
 
+/* r's buffers back from the staging ones, which go */
+static void unstage(MPIS_Request r)
+{
+	const struct cuda_driver *cu = cuda_load();
+
+	if (!r->gpu_stage)
+		return;
+	if (cu)
+		cu->cuMemHostUnregister(r->gpu_stage);
+	free(r->gpu_stage);
+	r->gpu_stage = NULL;
+	r->buf = r->gpu_recv;
+	r->sendbuf = r->gpu_send;
+}
+
 static void gpu_destroy(struct queue_head *h)
 {
 	struct gpu_queue *q = (struct gpu_queue *)h;
 
 	gpu_wait(h);
-	for (int i = 0; i < q->nreqs; i++)
+	for (int i = 0; i < q->nreqs; i++) {
 		q->reqs[i]->gpu_q = NULL;
+		unstage(q->reqs[i]);
+	}
 	free(q->waits);
 	free(q->unchecked);
 	free(q->reqs);
@@ -814,16 +880,7 @@ void gpu_request_release(MPIS_Request r)
 		if (q->reqs[i] == r)
 			q->reqs[i] = q->reqs[--q->nreqs];
 	r->gpu_q = NULL;
-	if (r->gpu_stage) {
-		const struct cuda_driver *cu = cuda_load();
-
-		if (cu)
-			cu->cuMemHostUnregister(r->gpu_stage);
-		free(r->gpu_stage);
-		r->gpu_stage = NULL;
-		r->buf = r->gpu_recv;
-		r->sendbuf = r->gpu_send;
-	}
+	unstage(r);
 }
 
 int gpu_alloc(size_t size, void **out)

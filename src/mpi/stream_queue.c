@@ -654,13 +654,14 @@ int MPIS_Enqueue_waitall(MPIS_Queue queue)
 	if (!set)
 		return MPI_ERR_NO_MEM;
 	memcpy(set, q->pend, sizeof(*set) * (size_t)q->npend);
+	/* the backend takes set; on an error it may have enqueued part of
+	 * the wait and the queue has failed: the requests are waited for
+	 * all the same, so that they and the queue can be freed */
 	rc = q->ops->waitall(q, set, q->npend);
-	if (rc)
-		return rc; /* the backend freed set */
 	for (int i = 0; i < q->npend; i++)
 		q->pend[i].r->active = NULL;
 	q->npend = 0;
-	return MPIS_SUCCESS;
+	return rc;
 }
 
 static int thread_host(struct queue_head *h, void (*fn)(void *), void *arg)

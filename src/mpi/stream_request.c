@@ -252,7 +252,8 @@ int MPIS_Request_free(MPIS_Request *req)
 	}
 	if (r->has_chan)
 		chan_close(&r->ch);
-	if (r->has_coll)
+	/* a collective that never joined may still hold rank 0's name */
+	if (r->kind == SR_BARRIER || r->kind == SR_ALLREDUCE)
 		coll_close(&r->co);
 	dtype_free(&r->lay);
 	free(r);

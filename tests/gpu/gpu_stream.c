@@ -10,8 +10,8 @@
  *                             host-staged MPI, THREAD queue (a table)
  *
  * Cases (the reference's multi-backend tests on device buffers: ring,
- * rsend, halo, two_queue, barrier, allreduce), an echo that sends from
- * pageable host memory on the GPU queue, and: a one-way stream of 3 * 16
+ * rsend, halo, two_queue, barrier, allreduce), a send from host memory
+ * on a GPU queue (refused), and: a one-way stream of 3 * 16
  * messages per size (the slots are reused; a receiver slower than its sender),
  * an echo ping-pong per size (48 B inline, stamped lines up to 4 KiB, 1 MiB),
  * the reference's ring with MPIS_Rsend_init and a copy "kernel" between receive
@@ -34,7 +34,6 @@ static CUstream st;
 static int rank, nranks, fails;
 static bool mixed;     /* rank 1: THREAD queue, host buffers */
 static bool host_only; /* every rank: host buffers (THREAD queues) */
-static bool sys_send;  /* GPU queues sending from pageable host memory */
 
 #define FAIL(...)                                         \
 	do {                                              \
@@ -198,7 +197,7 @@ static void one_way(MPIS_Queue q, uint64_t n, int rounds)
  * receive and its send, as a kernel would); rank 0 checks every round */
 static void echo(MPIS_Queue q, uint64_t n, int rounds, bool rsend)
 {
-	uint8_t *sb = buf_alloc_in(n, sys_send), *rb = buf_alloc(n);
+	uint8_t *sb = buf_alloc(n), *rb = buf_alloc(n);
 	uint8_t *h = host_alloc(n * (size_t)rounds);
 	MPIS_Request rq[2];
 	int peer = 1 - rank, rc;
@@ -438,6 +437,27 @@ static void collectives(MPIS_Queue q, int rounds)
 	MPIS_Free_mem(rb);
 }
 
+/* a send from host memory on a GPU queue: refused (a host-to-pool copy
+ * would block the caller; a kernel cannot reach pageable memory) */
+static void host_buffer_refused(MPIS_Queue q)
+{
+	void *b = rank == 0 ? buf_alloc_in(64, true) : buf_alloc(64);
+	MPIS_Request r;
+
+	if (rank == 0)
+		MPIS_Send_init(b, 64, MPI_BYTE, 1, 5, MPI_COMM_WORLD,
+			       MPI_INFO_NULL, &r);
+	else
+		MPIS_Recv_init(b, 64, MPI_BYTE, 0, 5, MPI_COMM_WORLD,
+			       MPI_INFO_NULL, &r);
+	MPIS_Matchall(1, &r, MPI_STATUSES_IGNORE);
+	if (rank == 0 && MPIS_Enqueue_start(q, &r) != MPIS_UNSUPPORTED_BEHAVIOR)
+		FAIL("a send from host memory on a GPU queue was not refused");
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPIS_Request_free(&r);
+	MPIS_Free_mem(b);
+}
+
 /* a send of 8 bytes into a GPU receive of 16: refused or reported */
 static void size_mismatch(MPIS_Queue q)
 {
@@ -621,14 +641,8 @@ int main(int argc, char **argv)
 		echo(q, sizes[i], sizes[i] > 65536 ? 6 : 20, false);
 	}
 	echo(q, 400, 20, true);
-	/* sends from pageable host memory into GPU memory on GPU queues:
-	 * the copy engine moves them, not the small-message kernel (which
-	 * could not reach them) */
-	sys_send = true;
-	echo(q, 8, 10, false);
-	echo(q, 3000, 10, false);
-	echo(q, 100000, 4, false);
-	sys_send = false;
+	if (!mixed)
+		host_buffer_refused(q);
 	halo(q, 2048, 20);
 	halo(q, 100000, 6);
 	two_sets(q, 4096, 20);
