@@ -336,6 +336,17 @@ static int grow(void **arr, int *cap, int n, size_t el)
 static int note_wait(struct gpu_queue *q, MPIS_Request r, uint64_t *at,
 		     uint64_t v)
 {
+	/* full: drop the waits the stream has passed (a program that never
+	 * calls MPIS_Queue_wait must not grow the list without bound) */
+	if (q->nwaits == q->capwaits) {
+		int n = 0;
+
+		for (int i = 0; i < q->nwaits; i++)
+			if (cxl_nt_load64(stream_pool(), q->waits[i].at) <
+			    q->waits[i].v)
+				q->waits[n++] = q->waits[i];
+		q->nwaits = n;
+	}
 	if (grow((void **)&q->waits, &q->capwaits, q->nwaits,
 		 sizeof(*q->waits)))
 		return MPI_ERR_NO_MEM;
