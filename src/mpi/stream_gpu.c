@@ -84,42 +84,7 @@ static const char copy_flag_ptx[] =
 	".version 7.0\n"
 	".target sm_70\n"
 	".address_size 64\n"
-	".visible .entry cxlmpi_copy_flag(.param .u64 p_dst, .param .u64 "
-	"p_src, .param .u64 p_n, .param .u64 p_flag, .param .u64 p_val)\n"
-	"{\n"
-	"	.reg .pred %p<4>;\n"
-	"	.reg .b32 %r<4>;\n"
-	"	.reg .b64 %rd<10>;\n"
-	"	ld.param.u64 %rd1, [p_dst];\n"
-	"	ld.param.u64 %rd2, [p_src];\n"
-	"	ld.param.u64 %rd3, [p_n];\n"
-	"	ld.param.u64 %rd4, [p_flag];\n"
-	"	ld.param.u64 %rd5, [p_val];\n"
-	"	mov.u32 %r1, %tid.x;\n"
-	"	mov.u32 %r2, %ntid.x;\n"
-	"	cvt.u64.u32 %rd6, %r1;\n"
-	"	cvt.u64.u32 %rd7, %r2;\n"
-	"COPY:\n"
-	"	setp.ge.u64 %p1, %rd6, %rd3;\n"
-	"	@%p1 bra DONE;\n"
-	"	add.u64 %rd8, %rd2, %rd6;\n"
-	"	ld.volatile.u8 %r3, [%rd8];\n"
-	"	add.u64 %rd9, %rd1, %rd6;\n"
-	"	st.volatile.u8 [%rd9], %r3;\n"
-	"	add.u64 %rd6, %rd6, %rd7;\n"
-	"	bra COPY;\n"
-	"DONE:\n"
-	"	membar.sys;\n"
-	"	bar.sync 0;\n"
-	"	setp.ne.u32 %p2, %r1, 0;\n"
-	"	setp.eq.or.u64 %p3, %rd4, 0, %p2;\n"
-	"	@%p3 bra END;\n"
-	"	fence.acq_rel.sys;\n"
-	"	st.relaxed.sys.u64 [%rd4], %rd5;\n"
-	"END:\n"
-	"	ret;\n"
-	"}\n"
-	/* the same, after thread 0 has seen *p_wait >= p_wval */
+	/* after thread 0 has seen *p_wait >= p_wval */
 	".visible .entry cxlmpi_wait_copy_flag(.param .u64 p_wait, .param "
 	".u64 p_wval, .param .u64 p_dst, .param .u64 p_src, .param .u64 p_n, "
 	".param .u64 p_flag, .param .u64 p_val)\n"
@@ -168,7 +133,7 @@ static const char copy_flag_ptx[] =
 	"}\n";
 
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
-static CUfunction copy_flag, wait_copy_flag; /* NULL: not available */
+static CUfunction wait_copy_flag; /* NULL: not available */
 static const struct cuda_driver *kernel_cu;
 
 static void load_kernel(void)
@@ -177,13 +142,10 @@ static void load_kernel(void)
 	CUresult rc = kernel_cu->cuModuleLoadData(&m, copy_flag_ptx);
 
 	if (rc == CUDA_SUCCESS)
-		rc = kernel_cu->cuModuleGetFunction(&copy_flag, m,
-						    "cxlmpi_copy_flag");
-	if (rc == CUDA_SUCCESS)
 		rc = kernel_cu->cuModuleGetFunction(&wait_copy_flag, m,
 						    "cxlmpi_wait_copy_flag");
 	if (rc != CUDA_SUCCESS) {
-		copy_flag = wait_copy_flag = NULL;
+		wait_copy_flag = NULL;
 		stream_fail(MPIS_SUCCESS,
 			    "GPU_MEM_OPS: the small-message kernel did not "
 			    "load (%s); messages of up to %u bytes take a "
@@ -192,22 +154,9 @@ static void load_kernel(void)
 	}
 }
 
-/* On the stream: n bytes from src to dst, then *flag = val (flag 0:
+/* On the stream: once *wait >= wval (thread 0 polls it at system scope;
+ * wval 0: at once), n bytes from src to dst, then *flag = val (flag 0:
  * none), in that order at system scope. */
-static int kernel_copy_flag(struct gpu_queue *q, CUdeviceptr dst,
-			    CUdeviceptr src, uint64_t n, CUdeviceptr flag,
-			    uint64_t val)
-{
-	void *args[] = { &dst, &src, &n, &flag, &val };
-	CUresult rc = q->cu->cuLaunchKernel(copy_flag, 1, 1, 1, KERNEL_THREADS,
-					    1, 1, 0, q->s, args, NULL);
-
-	return rc == CUDA_SUCCESS ? MPIS_SUCCESS
-				  : cu_fail(rc, "cuLaunchKernel");
-}
-
-/* The same after *wait >= wval (thread 0 polls it at system scope): a
- * receive in one launch instead of a stream wait and a launch. */
 static int kernel_wait_copy_flag(struct gpu_queue *q, CUdeviceptr wait,
 				 uint64_t wval, CUdeviceptr dst,
 				 CUdeviceptr src, uint64_t n, CUdeviceptr flag,
@@ -229,7 +178,7 @@ static bool on_device(const struct cuda_driver *cu, const void *p);
  * can). */
 static bool use_kernel(struct gpu_queue *q, MPIS_Request r, uint64_t len)
 {
-	if (!copy_flag || r->ch.smax || len > KERNEL_MAX)
+	if (!wait_copy_flag || r->ch.smax || len > KERNEL_MAX)
 		return false;
 	if (!r->gpu_devbuf)
 		r->gpu_devbuf = on_device(q->cu, r->buf) ? 1 : -1;
@@ -469,8 +418,9 @@ static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 	if (!rc && mutate == 2) /* test: the flag before the data */
 		rc = write64(q, hdr, chan_flag(k, len));
 	if (!rc && use_kernel(q, r, len))
-		return kernel_copy_flag(q, D((uint8_t *)hdr + CXL_LINE),
-					U(r->buf), len, 0, 0);
+		return kernel_wait_copy_flag(q, D(consumed), 0,
+					     D((uint8_t *)hdr + CXL_LINE),
+					     U(r->buf), len, 0, 0);
 	if (!rc && chan_stamped(c, len)) {
 		rc = copy_stamped(q, hdr, r->buf, len, true);
 		/* each stamp after its line's data (the write's barrier) */

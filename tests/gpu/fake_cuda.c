@@ -498,8 +498,7 @@ static int the_module, the_function, the_wait_function;
 
 API CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
-	if (!image || !strstr(image, ".entry cxlmpi_copy_flag(") ||
-	    !strstr(image, ".entry cxlmpi_wait_copy_flag(") ||
+	if (!image || !strstr(image, ".entry cxlmpi_wait_copy_flag(") ||
 	    !strstr(image, "membar.sys") || !strstr(image, "bar.sync"))
 		return CUDA_ERROR_INVALID_VALUE;
 	*m = (CUmodule)&the_module;
