@@ -12,7 +12,9 @@
  * Claiming. A slot is owned while its door (claim_y) is closed. A host
  * that attaches without CXL_HOST_ID
  *  1. takes the slot whose door is closed and whose key is its own (a
- *     later process of the same host, or the same host after a reboot);
+ *     later process of the same host, or the same host after a reboot),
+ *     else a closed door with no owner whose X is its key (a claim of
+ *     this host that did not finish);
  *  2. otherwise enters the splitter of a slot whose door is open
  *     (Moir and Anderson): store X := key; if the door is closed, lose;
  *     close the door; win if X is still key. At most one of any set of
@@ -174,22 +176,33 @@ int cxl_host_choose(struct cxl_pool *p)
 	uint32_t n = p->hdr.max_hosts, start;
 	uint64_t key = p->ident.key;
 
+	uint32_t orphan = n;
+
 	p->host_claimed = false;
-	/* 1. our own slot, or our own claim that a process of this host won
-	 * and did not finish (we hold the claim lock: no process of ours is
-	 * claiming now, and another host's claimer would have changed X) */
+	/* 1. our own slot; failing that, a closed door with no owner whose X
+	 * is ours (we hold the claim lock: no process of ours is claiming
+	 * now, and another host's claimer would have changed X). The latter
+	 * is a claim of ours that won and did not finish, or one that lost
+	 * to a door closed by others while a process of ours won elsewhere:
+	 * so the owned slot comes first, or one host would hold two ids. */
 	for (uint32_t s = 0; s < n; s++) {
 		struct host_ent *h = pool_host(p, s);
 		uint64_t k = cxl_nt_load64(p, &h->key);
 
 		if (!cxl_nt_load64(p, &h->claim_y))
 			continue;
-		if (k == key ||
-		    (k == 0 && cxl_nt_load64(p, &h->claim_x) == key)) {
+		if (k == key) {
 			p->host_id = s;
-			p->host_claimed = k != key;
 			return CXL_OK;
 		}
+		if (k == 0 && orphan == n &&
+		    cxl_nt_load64(p, &h->claim_x) == key)
+			orphan = s;
+	}
+	if (orphan < n) {
+		p->host_id = orphan;
+		p->host_claimed = true;
+		return CXL_OK;
 	}
 	/* 2. a free slot: the one we had before, then one never used, then
 	 * any; each pass starts at a slot derived from the key */

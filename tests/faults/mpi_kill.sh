@@ -59,7 +59,7 @@ mpich_segments_clean() {
 }
 
 one() { # one SIG OP
-	local sig=$1 op=$2 d m t0 dt rc out ok pid left
+	local sig=$1 op=$2 d m t0 dt rc out ok pid left r
 	cases=$((cases + 1))
 	d=$(mktemp -d /dev/shm/cxltest-kill-XXXXXX)
 	touch "$d/marker"
@@ -92,9 +92,21 @@ one() { # one SIG OP
 	# a stopped rank that the launcher's SIGTERM could not end; gc would
 	# rightly keep the job's objects while it lives
 	kill -KILL "$pid" 2>/dev/null
-	for _ in $(seq 100); do # gone, or a zombie nobody reaps yet
-		case $(ps -o stat= -p "$pid" 2>/dev/null) in '' | Z*) break ;; esac
-		sleep 0.05
+	# mpiexec returns when the first rank aborts; the others may still be
+	# on their way out, and gc rightly keeps a live process's objects:
+	# wait (<= 10 s) until every rank is gone or a zombie nobody reaps yet
+	for r in 0 1 2; do
+		[ -f "$d/pid.$r" ] || continue
+		for _ in $(seq 200); do
+			case $(ps -o stat= -p "$(cat "$d/pid.$r")" 2>/dev/null) in
+			'' | Z*) break ;;
+			esac
+			sleep 0.05
+		done
+		case $(ps -o stat= -p "$(cat "$d/pid.$r")" 2>/dev/null) in
+		'' | Z*) ;;
+		*) bad "$sig $op: rank $r still runs 10 s after the job ended" ;;
+		esac
 	done
 	mpich_segments_clean "$d/marker"
 	out=$(cat "$d/out")

@@ -299,6 +299,47 @@ static void test_dead_and_reboot(struct tpool *tp, enum cxl_coh_mode mode)
 	cxl_pool_detach(b);
 }
 
+/*
+ * A claim of host C that lost the splitter to a door closed by others
+ * leaves that door closed, no owner, X = C, while C wins another slot.
+ * C's next process must join the slot C owns, not the orphan claim.
+ */
+static void test_lost_claim_of_own_host(struct tpool *tp,
+					enum cxl_coh_mode mode)
+{
+	cxl_pool *c = NULL, *c2;
+	char key[16];
+	uint32_t s, forged = 0;
+
+	topts(&base, tp, mode, CXL_HOST_AUTO, 0);
+	/* a key whose slot is not slot 0, so that an orphan precedes it */
+	for (int i = 0; i < 64 && !c; i++) {
+		snprintf(key, sizeof(key), "C%d", i);
+		REQUIRE((c = attach_key(key)));
+		if (cxl_pool_host_id(c) == 0) {
+			cxl_pool_detach(c);
+			c = NULL;
+		}
+	}
+	REQUIRE(c);
+	s = cxl_pool_host_id(c);
+	for (uint32_t t = 0; t < s; t++) {
+		struct host_ent *h = pool_host(c, t);
+
+		if (cxl_nt_load64(c, &h->claim_y))
+			continue;
+		cxl_nt_store64(c, &h->claim_x, c->ident.key);
+		cxl_nt_store64(c, &h->claim_y, 1);
+		forged++;
+	}
+	cxl_wfence(c);
+	CHECK(forged > 0);
+	REQUIRE((c2 = attach_key(key)));
+	CHECK(cxl_pool_host_id(c2) == s);
+	cxl_pool_detach(c2);
+	cxl_pool_detach(c);
+}
+
 static void test_full_and_incomplete(struct tpool *tp, enum cxl_coh_mode mode)
 {
 	cxl_pool *p[3];
@@ -427,6 +468,9 @@ int main(int argc, char **argv)
 	tpool_cleanup(&tp);
 	tpool_init(&tp, "hostid-s");
 	test_splitter(&tp, mode);
+	tpool_cleanup(&tp);
+	tpool_init(&tp, "hostid-l");
+	test_lost_claim_of_own_host(&tp, mode);
 	tpool_cleanup(&tp);
 	tpool_init(&tp, "hostid-f");
 	test_full_and_incomplete(&tp, mode);
