@@ -11,7 +11,10 @@
  *    no separate tail index;
  *  - the consumer publishes its head with a non-temporal store, batched.
  *
- * Payload capacity of a cell of L lines: 48 + 56 * (L - 1) bytes.
+ * Payload capacity of a cell of L lines: 48 + 56 * (L - 1) bytes; a
+ * message may go on into the next span - 1 cells (cxl_ring_max_msg), its
+ * lines still stamped one by one, so that no fence separates its header
+ * from its data and the consumer invalidates its lines in one sweep.
  */
 #ifndef CXLSHM_RING_H
 #define CXLSHM_RING_H
@@ -37,6 +40,8 @@ struct cxl_ring_attr {
 	uint32_t ncells;     /* >= 2 (default 64) */
 	uint32_t poll_lines; /* lines invalidated per poll (default 2) */
 	uint32_t head_batch; /* consumer publishes head every N (default n/4) */
+	uint32_t span;	     /* cells one message may take (default 1; at
+			      * most ncells - head_batch + 1) */
 };
 
 /* send() flags */
@@ -74,7 +79,7 @@ void cxl_ring_close(cxl_ring *r);
 int cxl_ring_send(cxl_ring *r, const void *buf, size_t len, uint32_t tag,
 		  unsigned flags);
 
-/* Producer: would a send go through now? Refreshes the consumer's head
+/* Producer: would a one-cell send go through now? Refreshes the head
  * (one uncached load) only when the ring looks full. */
 int cxl_ring_send_ready(cxl_ring *r);
 
@@ -89,6 +94,7 @@ void cxl_ring_fence(cxl_ring *r);
 int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 		  uint32_t *tag);
 
+/* Largest message: the payload of span cells. */
 size_t cxl_ring_max_msg(const cxl_ring *r);
 
 /* The ring's geometry as initialised (defaults filled in). */

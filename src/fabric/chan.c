@@ -21,12 +21,25 @@ enum {
 	IB_GEN = 3
 };
 
+size_t cxlfi_chan_span(void)
+{
+	size_t need = cxlfi_params.eager_max + CXLFI_EAGER_HDR_MAX, span = 1;
+
+	/* a message over k cells holds what one cell of k times the size
+	 * does: its lines go on across the cell boundaries */
+	while (cxl_ring_cell_payload(
+		       (uint32_t)(span * cxlfi_params.cell_size)) < need)
+		span++;
+	return span;
+}
+
 static struct cxl_ring_attr chan_attr(void)
 {
 	struct cxl_ring_attr a = {
 		.cell_size = (uint32_t)cxlfi_params.cell_size,
 		.ncells = (uint32_t)cxlfi_params.ncells,
 		.poll_lines = 2,
+		.span = (uint32_t)cxlfi_chan_span(),
 	};
 
 	return a;
@@ -84,9 +97,12 @@ int cxlfi_ep_publish(struct cxlfi_ep *ep)
 	ep->inbox = (uint64_t *)((uint8_t *)ep->self.ptr + CXL_LINE);
 	ep->cell_payload =
 		cxl_ring_cell_payload((uint32_t)cxlfi_params.cell_size);
+	ep->eager_payload = cxl_ring_cell_payload(
+		(uint32_t)(cxlfi_chan_span() * cxlfi_params.cell_size));
 	ep->peers = calloc(max, sizeof(*ep->peers));
-	ep->tx_scratch = malloc(ep->cell_payload);
-	ep->rx_scratch = malloc(ep->cell_payload);
+	ep->tx_scratch = malloc(ep->eager_payload);
+	ep->rx_scratch = malloc(ep->eager_payload);
+	ep->rx_cap = ep->eager_payload;
 	if (!ep->peers || !ep->tx_scratch || !ep->rx_scratch) {
 		cxlfi_chan_unpublish(ep);
 		return -FI_ENOMEM;
@@ -466,6 +482,26 @@ void cxlfi_chan_scan_inbox(struct cxlfi_ep *ep)
 			cxl_obj_close(&pe->rxobj);
 			pe->rx = NULL;
 			continue;
+		}
+		/* a sender's messages may be larger than ours (its own
+		 * FI_CXL_EAGER_MAX): room for them, bounded by its ring */
+		if (cxl_ring_max_msg(pe->rx) > ep->rx_cap) {
+			uint8_t *b = realloc(ep->rx_scratch,
+					     cxl_ring_max_msg(pe->rx));
+
+			if (!b) {
+				CXLFI_WARN(FI_LOG_EP_DATA,
+					   "out of memory for the %zu-byte "
+					   "messages of channel %s; ignoring "
+					   "it\n",
+					   cxl_ring_max_msg(pe->rx), name);
+				cxl_ring_detach(pe->rx);
+				cxl_obj_close(&pe->rxobj);
+				pe->rx = NULL;
+				continue;
+			}
+			ep->rx_scratch = b;
+			ep->rx_cap = cxl_ring_max_msg(pe->rx);
 		}
 		pe->rx_broken = false; /* a new ring, checked afresh */
 		CXLFI_INFO(FI_LOG_EP_DATA, "channel %u -> %u attached\n", j,

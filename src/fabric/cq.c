@@ -345,6 +345,8 @@ static ssize_t cq_readfrom(struct fid_cq *fcq, void *buf, size_t count,
 		if (eps_work(cq->eps, cq->neps) != work)
 			idle_reset(cq);
 	}
+	for (size_t i = 0; i < cq->neps; i++)
+		cxlfi_ep_settle(cq->eps[i]); /* before their completions */
 	if (cq->err_head) {
 		rc = -FI_EAVAIL;
 		goto out;

@@ -77,6 +77,7 @@ struct cxlfi_params {
 	size_t peer_timeout_ms; /* FI_CXL_PEER_TIMEOUT_MS: declare dead */
 	size_t inject_size;	/* FI_CXL_INJECT_SIZE: largest fi_inject */
 	size_t bulk_min;	/* FI_CXL_BULK_MIN: bulk area from this size */
+	size_t eager_max;	/* FI_CXL_EAGER_MAX: one ring message up to */
 	size_t idle_polls; /* FI_CXL_IDLE_POLLS: empty reads before sleeping */
 	size_t idle_sleep_us;  /* FI_CXL_IDLE_SLEEP_US: longest idle sleep */
 	size_t read_spin_ns;   /* FI_CXL_READ_SPIN_NS: empty-read poll time */
@@ -500,8 +501,11 @@ struct cxlfi_ep {
 	bool rma_events; /* remote RMA counted: no direct RMA to our regions */
 	size_t min_multi_recv;
 	struct cxlfi_peer *txpend;	  /* peers with queued sends */
-	uint8_t *tx_scratch, *rx_scratch; /* one ring cell each */
-	size_t cell_payload;
+	uint8_t *tx_scratch, *rx_scratch; /* one ring message each */
+	size_t cell_payload;		  /* payload of one ring cell */
+	size_t eager_payload; /* of one ring message (cells it may span) */
+	size_t rx_cap;	      /* rx_scratch: the largest sender's message */
+	bool fence_due;	      /* eager cells written back, not fenced yet */
 	bool warned_unexp;
 	uint64_t watch_ms;     /* last peer liveness check */
 	struct cxl_obj xa;     /* our transfer area "cxlfi.bk.<index>" */
@@ -513,6 +517,21 @@ struct cxlfi_ep {
 	char svc_name[64];
 	struct cxlfi_ep *dom_next; /* in dom->eps */
 };
+
+/*
+ * The fence owed for eager cells sent without one (cxlfi_xfer_push). Each
+ * of their lines carries its own stamp, so no order among them or with
+ * later stores matters to a reader; the fence only bounds when they have
+ * reached the pool. It is paid once per batch: at the next progress call
+ * or CQ read, before any completion of theirs is reported.
+ */
+static inline void cxlfi_ep_settle(struct cxlfi_ep *ep)
+{
+	if (ep->fence_due) {
+		ep->fence_due = false;
+		cxl_wfence(ep->dom->pool);
+	}
+}
 
 /* fabric.c, domain.c */
 int cxlfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
@@ -581,6 +600,11 @@ extern struct fi_ops_tagged cxlfi_tagged_ops;
 /* The protocol (domain lock held; its layers: proto.h).
  * chan.c: endpoint publication, channels and peers */
 int cxlfi_ep_publish(struct cxlfi_ep *ep);
+/* The largest header of an eager message: tag, RMA address, CQ data. */
+#define CXLFI_EAGER_HDR_MAX 24u
+/* Cells of FI_CXL_CELL_SIZE that one eager message of FI_CXL_EAGER_MAX
+ * bytes and the largest header takes. */
+size_t cxlfi_chan_span(void);
 ssize_t cxlfi_send(struct cxlfi_ep *ep, const void *buf, size_t len,
 		   fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
 		   void *context);

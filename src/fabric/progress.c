@@ -65,8 +65,7 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 			ep->warned_unexp = true;
 			return;
 		}
-		rc = cxl_ring_recv(pe->rx, ep->rx_scratch, ep->cell_payload, &n,
-				   &op);
+		rc = cxl_ring_recv(pe->rx, ep->rx_scratch, ep->rx_cap, &n, &op);
 		if (rc == CXL_EAGAIN) {
 			if (!k) {
 				pe->rx_hits = 0;
@@ -147,6 +146,7 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 		cxl_coh_counters_get(&c0);
 		cells0 = cxlfi_stats.ring_msgs;
 	}
+	cxlfi_ep_settle(ep);
 	if (ep->progress_calls++ % cxlfi_params.inbox_poll == 0)
 		cxlfi_chan_scan_inbox(ep);
 	cxlfi_watch_peers(ep);

@@ -41,6 +41,7 @@ struct cxlfi_params cxlfi_params = {
 	.peer_timeout_ms = 10000,
 	.inject_size = 4096,
 	.bulk_min = 1024,
+	.eager_max = 2048,
 	.idle_polls = 200000,
 	.idle_sleep_us = 50,
 	.read_spin_ns = 2000,
@@ -318,6 +319,37 @@ static void param_bool(const char *name, const char *help, int *v)
 	params_ok = false;
 }
 
+/*
+ * An eager message must fit the cells a channel always gets back from an
+ * idle receiver: FI_CXL_CELLS less the head batch (a quarter) plus one.
+ * The default shrinks to fit (only mid-size speed changes); a value the
+ * user set is refused instead.
+ */
+static void check_eager_max(void)
+{
+	size_t fit = cxlfi_params.ncells - cxlfi_params.ncells / 4 + 1;
+
+	if (!getenv("FI_CXL_EAGER_MAX")) {
+		while (cxlfi_params.eager_max && cxlfi_chan_span() > fit)
+			cxlfi_params.eager_max /= 2;
+		return;
+	}
+	if (cxlfi_chan_span() <= fit)
+		return;
+	cxlfi_report("FI_CXL_EAGER_MAX=%zu needs %zu cells of "
+		     "FI_CXL_CELL_SIZE=%zu bytes, more than a channel of "
+		     "FI_CXL_CELLS=%zu holds at once (%zu): set "
+		     "FI_CXL_EAGER_MAX to at most %zu, or set FI_CXL_CELLS or "
+		     "FI_CXL_CELL_SIZE higher. The provider is disabled until "
+		     "it is fixed",
+		     cxlfi_params.eager_max, cxlfi_chan_span(),
+		     cxlfi_params.cell_size, cxlfi_params.ncells, fit,
+		     cxl_ring_cell_payload(
+			     (uint32_t)(fit * cxlfi_params.cell_size)) -
+			     CXLFI_EAGER_HDR_MAX);
+	params_ok = false;
+}
+
 static void read_params(void)
 {
 	param_size("MAX_EPS", "endpoint indices per pool",
@@ -336,6 +368,10 @@ static void read_params(void)
 	param_size("BULK_MIN",
 		   "messages of this many bytes or more use the bulk area",
 		   &cxlfi_params.bulk_min, 1024, (size_t)1 << 40);
+	param_size("EAGER_MAX",
+		   "messages up to this many bytes go as one ring message of "
+		   "stamped lines, spanning cells",
+		   &cxlfi_params.eager_max, 0, 65536);
 	param_size("INJECT_SIZE",
 		   "largest message or RMA write sent with FI_INJECT (bytes)",
 		   &cxlfi_params.inject_size, 0, CXLFI_INJECT_MAX);
@@ -361,6 +397,8 @@ static void read_params(void)
 			     "the provider is disabled until it is fixed",
 			     cxlfi_params.cell_size);
 		params_ok = false;
+	} else {
+		check_eager_max();
 	}
 }
 

@@ -147,7 +147,8 @@ ssize_t cxlfi_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	t.wait_tok = -1;
 	t.peer = pe->index;
 	/* an RMA write's refusal travels back with its OP_ACK: no pointer */
-	t.ptr_ok = t.len >= cxlfi_params.bulk_min && !(t.flags & FI_INJECT) &&
+	t.ptr_ok = t.len >= cxlfi_params.bulk_min &&
+		   t.len > cxlfi_params.eager_max && !(t.flags & FI_INJECT) &&
 		   t.kind != CXLFI_TX_WRITE &&
 		   cxlfi_ptr_usable(ep, t.buf, t.len);
 	/* Sends that complete later, when a token returns, live on the heap

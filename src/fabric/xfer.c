@@ -53,21 +53,24 @@ static size_t put_hdr(uint8_t *p, const struct cxlfi_tx *t)
 int cxlfi_xfer_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		    struct cxlfi_tx *t)
 {
-	size_t P = ep->cell_payload;
+	size_t P = ep->eager_payload; /* one ring message, spanning cells */
 	int rc;
 
 	if (!t->started) {
 		size_t h = put_hdr(ep->tx_scratch, t);
 
-		if (h + t->len <= P) {
+		if (h + t->len <= P && !t->ptr_ok) {
 			if (t->len) /* a 0-byte send may have a NULL buffer */
 				memcpy(ep->tx_scratch + h, t->buf, t->len);
+			/* no fence: one per batch (cxlfi_ep_settle) */
 			rc = cxl_ring_send(pe->tx, ep->tx_scratch, h + t->len,
-					   OP_EAGER | tx_op(t), 0);
+					   OP_EAGER | tx_op(t),
+					   CXL_RING_NOFENCE);
 			if (rc == CXL_EAGAIN)
 				return 0;
 			if (rc)
 				goto err;
+			ep->fence_due = true;
 			t->off = t->len;
 			t->started = true;
 			goto ack;
@@ -77,6 +80,10 @@ int cxlfi_xfer_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		if ((t->len >= cxlfi_params.bulk_min || t->ptr_ok) &&
 		    (rc = cxlfi_xa_prepare(ep)))
 			return rc;
+		/* the rest goes through the transfer area or by pointer,
+		 * where copies stream: the first part takes one cell only */
+		if (t->len >= cxlfi_params.bulk_min || t->ptr_ok)
+			P = ep->cell_payload;
 		memcpy(ep->tx_scratch + h, &(uint64_t){ t->len }, 8);
 		h += 8;
 		memcpy(ep->tx_scratch + h, t->buf, P - h);

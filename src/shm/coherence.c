@@ -186,9 +186,11 @@ CXL_EXPORT void cxl_flush(cxl_pool *p, const void *ptr, size_t len)
 #endif
 }
 
-CXL_EXPORT void cxl_inval(cxl_pool *p, const void *ptr, size_t len)
+void cxl_inval2(cxl_pool *p, const void *ptr, size_t len, const void *ptr2,
+		size_t len2)
 {
-	uintptr_t a, e;
+	uintptr_t a, e, a2 = 0, e2 = 0;
+	size_t n;
 
 	if (p->mode == CXL_COH_COHERENT) {
 		/* Pairs with the writer's release: later loads see its data. */
@@ -196,24 +198,42 @@ CXL_EXPORT void cxl_inval(cxl_pool *p, const void *ptr, size_t len)
 		return;
 	}
 	if (!line_range(p, ptr, len, &a, &e))
+		a = e = 0;
+	if (len2 && !line_range(p, ptr2, len2, &a2, &e2))
+		a2 = e2 = 0;
+	n = (e - a + e2 - a2) / CXL_LINE;
+	if (!n)
 		return;
-	COUNT(inval_lines, (e - a) / CXL_LINE);
+	COUNT(inval_lines, n);
 	COUNT(fences, 1);
 	/* Cost model: the mfence waits for this thread's writes, then the
 	 * lines are read from the device (charged before the caller's loads) */
 	if (COST(p))
-		cxl_cost_fence_read(p, (e - a) / CXL_LINE);
+		cxl_cost_fence_read(p, n);
 	if (p->mode == CXL_COH_EMULATED) {
-		cxl_emu_inval(p, a - (uintptr_t)p->base, (e - a) / CXL_LINE);
+		if (e > a)
+			cxl_emu_inval(p, a - (uintptr_t)p->base,
+				      (e - a) / CXL_LINE);
+		if (e2 > a2)
+			cxl_emu_inval(p, a2 - (uintptr_t)p->base,
+				      (e2 - a2) / CXL_LINE);
 		atomic_thread_fence(memory_order_seq_cst);
 		return;
 	}
 #if defined(__x86_64__)
-	hw_evict(p->insn, a, e);
+	if (e > a)
+		hw_evict(p->insn, a, e);
+	if (e2 > a2)
+		hw_evict(p->insn, a2, e2);
 	/* The evictions must complete before the loads that follow, or a
 	 * load could still hit the stale line. */
 	_mm_mfence();
 #endif
+}
+
+CXL_EXPORT void cxl_inval(cxl_pool *p, const void *ptr, size_t len)
+{
+	cxl_inval2(p, ptr, len, NULL, 0);
 }
 
 CXL_EXPORT void cxl_wfence(cxl_pool *p)

@@ -139,6 +139,9 @@ int cxl_emu_attach(struct cxl_pool *p);
 void cxl_emu_detach(struct cxl_pool *p);
 void cxl_emu_flush(struct cxl_pool *p, uint64_t off, uint64_t nlines);
 void cxl_emu_inval(struct cxl_pool *p, uint64_t off, uint64_t nlines);
+/* cxl_inval of two ranges (the second may be empty) with one fence. */
+void cxl_inval2(struct cxl_pool *p, const void *ptr, size_t len,
+		const void *ptr2, size_t len2);
 void cxl_emu_nt_store64(struct cxl_pool *p, uint64_t off, uint64_t v);
 
 /* Test-only fault injection: when set, cxl_flush() writes nothing back. */

@@ -7,13 +7,17 @@
  *   line 1  producer-owned: tail, stored at detach so a producer can resume
  *   line 2  consumer-owned: head (messages consumed), non-temporal store
  *   line 3+ ncells cells of cell_size bytes
- * Cell line 0: stamp u64 | len u32 | tag u32 | 48 payload bytes
- * Cell line k: stamp u64 | 56 payload bytes
+ * Message line 0: stamp u64 | len u32 | tag u32 | 48 payload bytes
+ * Message line k: stamp u64 | 56 payload bytes
+ * A message starts at a cell and takes the lines it needs; with a span
+ * above 1 it goes on into the next cells (wrapping at the ring's end), and
+ * every one of its lines carries the stamp of its first cell. Sequence
+ * numbers and the head count cells.
  *
  * Coherence per message (flush mode, message of L lines):
  *   producer: L line write-backs + 1 sfence (none with CXL_RING_NOFENCE);
  *   consumer: max(L, poll_lines) invalidations + 1 fence (2 if L exceeds
- *   poll_lines), plus one head store + fence every head_batch messages.
+ *   poll_lines), plus one head store + fence every head_batch cells.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +35,7 @@ struct ring_geom {
 	uint64_t magic;
 	uint64_t ident; /* arena object identity, 0 for raw rings */
 	uint32_t cell_size, ncells, poll_lines, head_batch;
+	uint32_t span, pad; /* cells one message may take */
 };
 
 struct cell0 {
@@ -74,22 +79,30 @@ static void attr_defaults(struct cxl_ring_attr *a,
 		a->poll_lines = a->cell_size / CXL_LINE;
 	if (!a->head_batch)
 		a->head_batch = a->ncells / 4 ? a->ncells / 4 : 1;
+	if (!a->span)
+		a->span = 1;
 }
 
+/* A span of at most ncells - head_batch + 1 cells always fits once the
+ * consumer has taken everything: it leaves fewer than head_batch cells
+ * unreported. */
 static int check_geom(const struct ring_geom *g, size_t len)
 {
 	if (g->cell_size < CXL_LINE || g->cell_size % CXL_LINE ||
 	    g->cell_size > RING_MAX_CELL || g->ncells < 2 ||
 	    g->ncells > RING_MAX_CELLS || g->poll_lines < 1 ||
 	    g->poll_lines > g->cell_size / CXL_LINE || g->head_batch < 1 ||
-	    g->head_batch > g->ncells)
+	    g->head_batch > g->ncells || g->span < 1 ||
+	    g->span > g->ncells - g->head_batch + 1)
 		return cxl_seterr(CXL_EINVAL,
 				  "ring geometry invalid: cell_size "
 				  "%u (multiple of 64, 64..%u), ncells %u "
 				  "(2..%u), poll_lines %u, head_batch %u "
-				  "(1..ncells)",
+				  "(1..ncells), span %u (1..ncells - "
+				  "head_batch + 1)",
 				  g->cell_size, RING_MAX_CELL, g->ncells,
-				  RING_MAX_CELLS, g->poll_lines, g->head_batch);
+				  RING_MAX_CELLS, g->poll_lines, g->head_batch,
+				  g->span);
 	if ((uint64_t)g->cell_size * g->ncells + RING_HDR_LINES * CXL_LINE >
 	    len)
 		return cxl_seterr(CXL_ETOOSMALL,
@@ -127,8 +140,12 @@ static int ring_init(cxl_pool *p, void *mem, size_t len,
 		return cxl_seterr(CXL_EINVAL, "cxl_ring_init: memory must be "
 					      "64-byte aligned pool memory");
 	attr_defaults(&a, attr);
-	ng = (struct ring_geom){ 0,	   ident,	 a.cell_size,
-				 a.ncells, a.poll_lines, a.head_batch };
+	ng = (struct ring_geom){ .ident = ident,
+				 .cell_size = a.cell_size,
+				 .ncells = a.ncells,
+				 .poll_lines = a.poll_lines,
+				 .head_batch = a.head_batch,
+				 .span = a.span };
 	if ((rc = check_geom(&ng, len)))
 		return rc;
 	/* Retire any old ring here, clear every stamp, then publish. */
@@ -304,11 +321,13 @@ CXL_EXPORT void cxl_ring_attr_get(const cxl_ring *r, struct cxl_ring_attr *a)
 	a->ncells = r->g.ncells;
 	a->poll_lines = r->g.poll_lines;
 	a->head_batch = r->g.head_batch;
+	a->span = r->g.span;
 }
 
 CXL_EXPORT size_t cxl_ring_max_msg(const cxl_ring *r)
 {
-	return cxl_ring_cell_payload(r->g.cell_size);
+	return L0_PAYLOAD +
+	       LK_PAYLOAD * ((size_t)r->g.span * r->cell_lines - 1);
 }
 
 static inline uint32_t lines_for(size_t len)
@@ -324,6 +343,33 @@ static inline uint8_t *cell_at(const struct cxl_ring *r, uint64_t seq)
 	return r->cells + (size_t)(seq % r->g.ncells) * r->g.cell_size;
 }
 
+/* Line k of the message that starts at cell seq. */
+static inline uint8_t *line_at(const struct cxl_ring *r, uint64_t seq,
+			       uint32_t k)
+{
+	return cell_at(r, seq + k / r->cell_lines) +
+	       (size_t)(k % r->cell_lines) * CXL_LINE;
+}
+
+/* Write back (or invalidate) lines [k, k + n) of the message at seq: one
+ * range, or two where the message wraps at the ring's end. */
+static void lines_apply(const struct cxl_ring *r, uint64_t seq, uint32_t k,
+			uint32_t n, bool inval)
+{
+	uint8_t *at = line_at(r, seq, k);
+	uint8_t *end = r->cells + (size_t)r->g.ncells * r->g.cell_size;
+	size_t len = (size_t)n * CXL_LINE;
+	size_t first = len < (size_t)(end - at) ? len : (size_t)(end - at);
+
+	if (inval) { /* one fence for both ranges */
+		cxl_inval2(r->pool, at, first, r->cells, len - first);
+		return;
+	}
+	cxl_flush(r->pool, at, first);
+	if (len > first)
+		cxl_flush(r->pool, r->cells, len - first);
+}
+
 CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 			     uint32_t tag, unsigned flags)
 {
@@ -331,17 +377,19 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 	const uint8_t *src = buf;
 	uint64_t stamp = r->seq + 1;
 	struct cell0 *c0;
-	uint32_t nl;
+	uint32_t nl, nc;
 	size_t n;
 
 	if (CXL_UNLIKELY(r->role != CXL_RING_PRODUCER ||
 			 len > cxl_ring_max_msg(r)))
 		return cxl_seterr(CXL_EINVAL,
 				  "ring send: %zu bytes exceeds "
-				  "the cell payload of %zu (or not the "
+				  "the message payload of %zu (or not the "
 				  "producer)",
 				  len, cxl_ring_max_msg(r));
-	if (r->seq - r->other >= r->g.ncells) {
+	nl = lines_for(len);
+	nc = (nl + r->cell_lines - 1) / r->cell_lines;
+	if (r->seq + nc - r->other > r->g.ncells) {
 		/* Looks full: refresh the consumer's head (uncached). */
 		uint64_t h = cxl_nt_load64(p, r->head_line);
 
@@ -352,18 +400,17 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 					  (unsigned long long)h,
 					  (unsigned long long)r->seq);
 		r->other = h;
-		if (r->seq - h >= r->g.ncells)
+		if (r->seq + nc - h > r->g.ncells)
 			return CXL_EAGAIN;
 	}
 	c0 = (struct cell0 *)cell_at(r, r->seq);
-	nl = lines_for(len);
 	/* Payload first, stamp last in each line (release), and line 0 last of
 	 * all: in coherent mode a reader that sees line 0's stamp then finds
 	 * the whole message; in the flush modes each line is written back as
-	 * one unit and carries its own stamp, so order does not matter. */
+	 * one unit and carries its own stamp, so order does not matter and
+	 * no fence separates the header from the data. */
 	for (uint32_t k = nl - 1; k >= 1; k--) {
-		struct cellk *ck =
-			(struct cellk *)((uint8_t *)c0 + k * CXL_LINE);
+		struct cellk *ck = (struct cellk *)line_at(r, r->seq, k);
 		size_t at = L0_PAYLOAD + (size_t)(k - 1) * LK_PAYLOAD;
 
 		n = len - at < LK_PAYLOAD ? len - at : LK_PAYLOAD;
@@ -376,15 +423,19 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 	c0->len = (uint32_t)len;
 	c0->tag = tag;
 	__atomic_store_n(&c0->stamp, stamp, __ATOMIC_RELEASE);
-	/* line 0 last: a poller that sees its stamp then rarely finds the
-	 * other lines missing (the emulator writes back synchronously) */
+	/* Line 0 last: a poller that sees its stamp then rarely finds the
+	 * other lines missing. The emulator writes back synchronously, in
+	 * call order, so there line 0 goes first: a consumer that read a line
+	 * before its own stamp says it is there gets stale bytes. */
+	if (p->mode == CXL_COH_EMULATED)
+		cxl_flush(p, c0, CXL_LINE);
 	if (nl > 1)
-		cxl_flush(p, (uint8_t *)c0 + CXL_LINE,
-			  (size_t)(nl - 1) * CXL_LINE);
-	cxl_flush(p, c0, CXL_LINE);
+		lines_apply(r, r->seq, 1, nl - 1, false);
+	if (p->mode != CXL_COH_EMULATED)
+		cxl_flush(p, c0, CXL_LINE);
 	if (!(flags & CXL_RING_NOFENCE))
 		cxl_wfence(p); /* message in the pool before send returns */
-	r->seq++;
+	r->seq += nc;
 	return CXL_OK;
 }
 
@@ -413,20 +464,22 @@ static void publish_head(struct cxl_ring *r)
 }
 
 /*
- * Line 0 of a cell is written by every message, so it holds either the
- * expected stamp or the previous lap's (0 on the first lap). A later line
- * is written only by messages long enough to reach it, so any older stamp
- * means "not written yet". Anything newer cannot come from a correct
- * producer.
+ * With a span of 1, line 0 of a cell is written by every message, so it
+ * holds either the expected stamp or the previous lap's (0 on the first
+ * lap). Any other line, and line 0 too when messages span cells, is
+ * written only by the messages that reach it, all of which started
+ * before: any older stamp means "not written yet". Anything newer cannot
+ * come from a correct producer.
  */
 static int stamp_state(const struct cxl_ring *r, uint64_t s, uint64_t want,
 		       bool first_line)
 {
 	if (s == want)
 		return CXL_OK;
-	if (first_line ? (want <= r->g.ncells && s == 0) ||
-				 (want > r->g.ncells && s == want - r->g.ncells)
-		       : s < want)
+	if (first_line && r->g.span == 1
+		    ? (want <= r->g.ncells && s == 0) ||
+			      (want > r->g.ncells && s == want - r->g.ncells)
+		    : s < want)
 		return CXL_EAGAIN;
 	return cxl_seterr(CXL_ECORRUPT,
 			  "ring cell %llu carries stamp %llu; "
@@ -442,7 +495,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	uint64_t want = r->seq + 1;
 	struct cell0 *c0 = (struct cell0 *)cell_at(r, r->seq);
 	uint8_t *dst = buf;
-	uint32_t nl, msg_len;
+	uint32_t nl, nc, msg_len;
 	size_t left, n;
 	int rc;
 
@@ -461,15 +514,16 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	if (msg_len > cxl_ring_max_msg(r))
 		return cxl_seterr(CXL_ECORRUPT,
 				  "ring cell claims %u bytes; a "
-				  "cell holds at most %zu",
+				  "message holds at most %zu",
 				  msg_len, cxl_ring_max_msg(r));
 	nl = lines_for(msg_len);
+	nc = (nl + r->cell_lines - 1) / r->cell_lines;
+	/* one sweep over the lines the poll did not cover */
 	if (nl > r->g.poll_lines)
-		cxl_inval(p, (uint8_t *)c0 + r->g.poll_lines * CXL_LINE,
-			  (size_t)(nl - r->g.poll_lines) * CXL_LINE);
+		lines_apply(r, r->seq, r->g.poll_lines, nl - r->g.poll_lines,
+			    true);
 	for (uint32_t k = 1; k < nl; k++) {
-		struct cellk *ck =
-			(struct cellk *)((uint8_t *)c0 + k * CXL_LINE);
+		struct cellk *ck = (struct cellk *)line_at(r, r->seq, k);
 
 		if ((rc = stamp_state(
 			     r, __atomic_load_n(&ck->stamp, __ATOMIC_ACQUIRE),
@@ -492,15 +546,14 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	dst += n;
 	left = msg_len - n;
 	for (uint32_t k = 1; k < nl; k++) {
-		struct cellk *ck =
-			(struct cellk *)((uint8_t *)c0 + k * CXL_LINE);
+		struct cellk *ck = (struct cellk *)line_at(r, r->seq, k);
 
 		n = left < LK_PAYLOAD ? left : LK_PAYLOAD;
 		memcpy(dst, ck->data, n);
 		dst += n;
 		left -= n;
 	}
-	r->seq++;
+	r->seq += nc;
 	if (r->seq - r->other >= r->g.head_batch)
 		publish_head(r);
 	return CXL_OK;

@@ -2,8 +2,10 @@
 /*
  * Rings across emulated hosts: --pairs producer/consumer pairs, each on its
  * own two hosts, each carrying --msgs checksummed messages of varying size
- * (every size from 0 to the cell payload occurs). The consumer checks the
- * sequence number, the length and a checksum of every byte.
+ * (every size from 0 to the largest message occurs; odd pairs' messages
+ * span up to 3 cells, wrapping at the ring's end). The consumer checks the
+ * sequence number, the length and a checksum of every byte: in the
+ * emulated mode a line read before it is written back shows as bad.
  *
  *   mp_ring --mode coherent|emulated [--pairs 2] [--msgs 1000000]
  */
@@ -40,7 +42,7 @@ static int side(int i, void *arg)
 	struct cxl_pool_opts o;
 	struct cxl_ring_attr a = { .cell_size = 256, .ncells = 64 };
 	int pair = i / 2, producer = (i % 2) == 0;
-	uint8_t buf[256], want[256];
+	uint8_t buf[1024], want[1024];
 	char name[32];
 	cxl_pool *p;
 	cxl_ring *r;
@@ -50,6 +52,7 @@ static int side(int i, void *arg)
 	int rc;
 
 	(void)arg;
+	a.span = pair % 2 ? 3 : 1;
 	topts(&o, &tp, mode, (uint32_t)i, 0);
 	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
 	snprintf(name, sizeof(name), "ring%d", pair);

@@ -2,9 +2,14 @@
 # Put MPI rank r on emulated host r % CXL_TEST_HOSTS (a distinct identity,
 # CXL_HOST_KEY, the no-root emulation of several hosts on one pool; each
 # host then gets its id from the pool), then run the program.
+# CXL_TEST_ODD_ENV="VAR=VALUE", if set, is exported to odd ranks only
+# (processes that differ in a setting).
 # Hydra exports PMI_RANK; Open MPI exports OMPI_COMM_WORLD_RANK.
 r=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
 unset CXL_HOST_ID
 CXL_HOST_KEY=testhost-$((r % ${CXL_TEST_HOSTS:-1}))
 export CXL_HOST_KEY
+if [ -n "${CXL_TEST_ODD_ENV:-}" ] && [ $((r % 2)) = 1 ]; then
+	export "${CXL_TEST_ODD_ENV?}"
+fi
 exec "$@"

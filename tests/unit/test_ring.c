@@ -155,6 +155,118 @@ static void test_named(cxl_pool *p)
 	CHECK_RC(cxl_ring_open(p, "named", CXL_RING_CONSUMER, &rx), CXL_ENOENT);
 }
 
+/*
+ * Messages that span cells: every size up to span cells, wrapping at the
+ * ring's end, flow control by cells, a stamp in a later cell checked, and
+ * in the flush modes one fence per side (two on receive once the message
+ * outgrows the poll) however many lines the message takes.
+ */
+static uint64_t cells_for(size_t n)
+{
+	uint64_t lines = n <= 48 ? 1 : 1 + (n - 48 + 55) / 56;
+
+	return (lines + 3) / 4; /* 4 lines per 256-byte cell */
+}
+
+static void test_span(cxl_pool *p)
+{
+	struct cxl_ring_attr a = { .cell_size = 256, .ncells = 8, .span = 5 };
+	uint8_t buf[2048], out[2048];
+	struct cxl_coh_counters c0, c1;
+	cxl_ring *tx, *rx;
+	struct cxl_obj o;
+	uint64_t cells = 0; /* consumed */
+	size_t max, len;
+	uint32_t tag;
+
+	a.span = 8; /* more than ncells - head_batch + 1 = 7 */
+	CHECK_RC(cxl_ring_create(p, "span", &a, CXL_RING_PRODUCER, &tx),
+		 CXL_EINVAL);
+	a.span = 5;
+	REQUIRE(cxl_ring_create(p, "span", &a, CXL_RING_PRODUCER, &tx) ==
+		CXL_OK);
+	REQUIRE(cxl_ring_open(p, "span", CXL_RING_CONSUMER, &rx) == CXL_OK);
+	REQUIRE(cxl_obj_open(p, "span", &o) == CXL_OK);
+	max = cxl_ring_max_msg(tx);
+	CHECK(max == cxl_ring_cell_payload(5 * 256) && max == 48 + 19 * 56);
+	CHECK(max < sizeof(buf));
+	CHECK_RC(cxl_ring_send(tx, buf, max + 1, 0, 0), CXL_EINVAL);
+	/* every size, so that messages start at every cell and wrap */
+	for (size_t n = 0; n <= max; n++) {
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (uint8_t)(n * 7 + i * 13);
+		REQUIRE(cxl_ring_send(tx, buf, n, (uint32_t)n, 0) == CXL_OK);
+		memset(out, 0xee, sizeof(out));
+		REQUIRE(cxl_ring_recv(rx, out, sizeof(out), &len, &tag) ==
+			CXL_OK);
+		CHECK(len == n && tag == n && !memcmp(out, buf, n));
+		CHECK(out[n] == 0xee);
+		cells += cells_for(n);
+	}
+	/* flow control counts cells: one 5-cell message and two 1-cell ones
+	 * fill 7 of 8 cells; the next 5-cell message waits for the consumer */
+	CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, NULL), CXL_EAGAIN);
+	REQUIRE(cxl_ring_send(tx, buf, max, 1, 0) == CXL_OK);
+	REQUIRE(cxl_ring_send(tx, buf, 8, 2, 0) == CXL_OK);
+	REQUIRE(cxl_ring_send(tx, buf, 8, 3, 0) == CXL_OK);
+	CHECK_RC(cxl_ring_send(tx, buf, max, 4, 0), CXL_EAGAIN);
+	CHECK(cxl_ring_send_ready(tx) == 1); /* room for one cell */
+	for (uint32_t want = 1; want <= 3; want++) {
+		CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, &tag),
+			 CXL_OK);
+		CHECK(tag == want);
+		cells += cells_for(len);
+	}
+	/* a bogus (newer) stamp in the message's third cell is corruption */
+	REQUIRE(cxl_ring_send(tx, buf, max, 5, 0) == CXL_OK);
+	{
+		uint64_t saved;
+		uint8_t *line = (uint8_t *)o.ptr + 3 * 64 +
+				((cells + 2) % a.ncells) * a.cell_size;
+
+		cxl_inval(p, line, 64);
+		memcpy(&saved, line, 8);
+		*(uint64_t *)line = saved + 1000;
+		cxl_flush(p, line, 64);
+		cxl_wfence(p);
+		CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, NULL),
+			 CXL_ECORRUPT);
+		/* an older stamp there: not written yet, try again */
+		*(uint64_t *)line = saved - 1;
+		cxl_flush(p, line, 64);
+		cxl_wfence(p);
+		CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, NULL),
+			 CXL_EAGAIN);
+		*(uint64_t *)line = saved;
+		cxl_flush(p, line, 64);
+		cxl_wfence(p);
+		CHECK_RC(cxl_ring_recv(rx, out, sizeof(out), &len, &tag),
+			 CXL_OK);
+		CHECK(tag == 5 && len == max && !memcmp(out, buf, max));
+	}
+	if (mode != CXL_COH_COHERENT) {
+		/* 1 KiB (19 lines over 5 cells): 19 write-backs and one fence
+		 * to send; one sweep of 19 invalidations and 2 fences to take
+		 */
+		cxl_coh_counters_get(&c0);
+		REQUIRE(cxl_ring_send(tx, buf, 1024, 6, 0) == CXL_OK);
+		cxl_coh_counters_get(&c1);
+		CHECK(c1.flush_lines - c0.flush_lines == 19);
+		CHECK(c1.fences - c0.fences - (c1.nt_loads - c0.nt_loads) == 1);
+		cxl_coh_counters_get(&c0);
+		REQUIRE(cxl_ring_recv(rx, out, sizeof(out), &len, NULL) ==
+			CXL_OK);
+		cxl_coh_counters_get(&c1);
+		CHECK(c1.inval_lines - c0.inval_lines == 19);
+		CHECK(c1.fences - c0.fences - (c1.nt_stores - c0.nt_stores) ==
+		      2);
+	}
+	cxl_ring_close(tx);
+	cxl_ring_close(rx);
+	cxl_obj_close(&o);
+	cxl_obj_destroy(p, "span");
+}
+
 /* Coherence operations per message, counted. Meaningful in the flush,
  * uncached and emulated modes (coherent mode issues none). */
 static void test_costs(cxl_pool *p)
@@ -225,6 +337,7 @@ int main(int argc, char **argv)
 	test_basic(p);
 	test_named(p);
 	test_costs(p);
+	test_span(p);
 	cxl_pool_detach(p);
 	tpool_cleanup(&tp);
 	return t_report("test_ring");
