@@ -69,6 +69,7 @@ class Config:
     timeout: float
     cxl_stats_per_size: bool
     repeat: int = 1
+    best: bool = False  # best of the repetitions per size, not the median
     no_provider_table: bool = False
     summary: bool = False
     without_yield: bool = False

@@ -57,9 +57,12 @@ def print_run_summary(cfg: Config, runs: dict[tuple[str, str], Run]) -> None:
     rows = []
     for (transport, test), run in runs.items():
         rows.append([test, transport, str(run.ranks), run.status,
-                     f"{run.elapsed:.1f}", run.provider_line or "(none)"])
+                     f"{run.elapsed:.1f}", f"{run.others_cpus:.2f}",
+                     run.provider_line or "(none)"])
     print_table(["test", "transport", "ranks", "status", "secs",
-                 "provider line"], rows)
+                 "other CPUs busy", "provider line"], rows)
+    print("other CPUs busy: CPUs that other processes of the machine kept "
+          "busy on average during the run (the most of its repetitions)")
     if "mpich-shm" in cfg.transports:
         print("note: mpich-shm reports its netmod provider (tcp); the "
               "same-host traffic goes through MPICH's POSIX shm, which the "

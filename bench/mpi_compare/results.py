@@ -111,6 +111,9 @@ class Run:
     # per size: from mpi_bench's COH lines, else --cxl-stats-per-size
     size_stats: dict[int, CxlStats] | None = None
     size_stats_how: str = ""
+    # CPUs that other processes of the machine kept busy, on average,
+    # while this run ran (runner.cpu_probe); the most of all repetitions
+    others_cpus: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -195,16 +198,20 @@ def failure_tail(out: str, err: str, lines: int = 12) -> str:
     return "\n    ".join(kept)
 
 
-def merge_runs(rs: list[Run]) -> Run:
+def merge_runs(rs: list[Run], best: bool = False) -> Run:
     """One run from repetitions: the first failed one if any failed (a
     failure is never hidden by a median), else per size the median value
-    over the repetitions, with the counters of the first."""
+    over the repetitions, or with best the best one (lowest time, highest
+    bandwidth: what the machine can do when nothing disturbs it), with the
+    counters of the first."""
     bad = [r for r in rs if not r.ok]
     if bad or len(rs) == 1:
         return bad[0] if bad else rs[0]
     out = rs[0]
     sizes = set.intersection(*(set(r.points) for r in rs))
-    out.points = {s: statistics.median(r.points[s] for r in rs)
-                  for s in sorted(sizes)}
+    pick = ((min if TESTS[out.test].unit == "us" else max) if best
+            else statistics.median)
+    out.points = {s: pick(r.points[s] for r in rs) for s in sorted(sizes)}
     out.elapsed = sum(r.elapsed for r in rs)
+    out.others_cpus = max(r.others_cpus for r in rs)
     return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -98,6 +99,49 @@ def build_noyield(cfg: Config) -> Path:
     return lib
 
 
+def _machine_busy_s() -> float:
+    """CPU seconds the whole machine has spent busy since boot (every
+    CPU; steal time, taken by other guests of a VM, counts as busy)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = v
+    return (user + nice + system + irq + softirq + steal) / os.sysconf(
+        "SC_CLK_TCK")
+
+
+def _own_cpu_s() -> float:
+    """CPU seconds of this process and of its children reaped so far (an
+    mpiexec run's ranks are reaped before it returns)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        ru = resource.getrusage(who)
+        total += ru.ru_utime + ru.ru_stime
+    return total
+
+
+class CpuProbe:
+    """How busy the rest of the machine was while a run ran: busy CPU time
+    of the machine less that of this process and the run's processes, as
+    an average number of CPUs. A figure measured beside a busy machine
+    says more about the machine than about the transport."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.busy0 = _machine_busy_s()
+        self.own0 = _own_cpu_s()
+
+    def others_cpus(self) -> float:
+        dt = time.monotonic() - self.t0
+        if dt <= 0:
+            return 0.0
+        others = ((_machine_busy_s() - self.busy0)
+                  - (_own_cpu_s() - self.own0))
+        return max(0.0, others / dt)
+
+
 def execute(cmd: list[str], env: dict[str, str],
             timeout: float) -> tuple[int | None, str, str]:
     """Run cmd in its own session; on timeout kill that session.
@@ -166,8 +210,10 @@ def run_one(cfg: Config, binary: Path, transport: str, test: str,
             base_env: dict[str, str]) -> Run:
     ranks = TESTS[test].ranks or cfg.ranks
     run = Run(transport, test, ranks)
+    probe = CpuProbe()
     rc, out, err, run.elapsed = invoke(cfg, binary, transport, test,
                                        cfg.max_bytes, base_env)
+    run.others_cpus = probe.others_cpus()
     text = out + "\n" + err
     for w in parse_results(run, out):
         log(f"{transport} {test}: {w}")
