@@ -17,7 +17,8 @@
  * Coherence per message (flush mode, message of L lines):
  *   producer: L line write-backs + 1 sfence (none with CXL_RING_NOFENCE);
  *   consumer: max(L, poll_lines) invalidations + 1 fence (2 if L exceeds
- *   poll_lines), plus one head store + fence every head_batch cells.
+ *   the sweep: poll_lines after an empty poll, else the previous
+ *   message's lines), plus one head store + fence every head_batch cells.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,7 @@ struct cxl_ring {
 	uint64_t seq;	/* next message to send / receive */
 	uint64_t other; /* producer: cached head; consumer: published head */
 	uint32_t cell_lines;
+	uint32_t sweep;	    /* consumer: lines the next poll invalidates */
 	struct cxl_obj obj; /* when created/opened by name */
 	bool named;
 };
@@ -491,25 +493,30 @@ static int stamp_state(const struct cxl_ring *r, uint64_t s, uint64_t want,
 CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 			     uint32_t *tag)
 {
-	cxl_pool *p = r->pool;
 	uint64_t want = r->seq + 1;
 	struct cell0 *c0 = (struct cell0 *)cell_at(r, r->seq);
 	uint8_t *dst = buf;
-	uint32_t nl, nc, msg_len;
+	uint32_t nl, nc, msg_len, sweep;
 	size_t left, n;
 	int rc;
 
 	if (CXL_UNLIKELY(r->role != CXL_RING_CONSUMER))
 		return cxl_seterr(CXL_EINVAL, "ring recv on the producer side");
-	cxl_inval(p, c0, (size_t)r->g.poll_lines * CXL_LINE);
+	/* One sweep: right after a message, as many lines as it had (a
+	 * stream of like messages then costs one sweep and one fence each);
+	 * after an empty poll, poll_lines, so that waiting stays cheap. */
+	sweep = r->sweep > r->g.poll_lines ? r->sweep : r->g.poll_lines;
+	lines_apply(r, r->seq, 0, sweep, true);
 	rc = stamp_state(r, __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE), want,
 			 true);
 	/* An empty poll does not publish the head: the producer sees at most
 	 * head_batch - 1 unreported cells as used, fewer than ncells, so it is
 	 * never stuck on an idle consumer, and a ping-pong keeps paying one
 	 * head store per head_batch messages instead of one per message. */
-	if (rc)
+	if (rc) {
+		r->sweep = 0;
 		return rc;
+	}
 	msg_len = c0->len;
 	if (msg_len > cxl_ring_max_msg(r))
 		return cxl_seterr(CXL_ECORRUPT,
@@ -518,10 +525,9 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 				  msg_len, cxl_ring_max_msg(r));
 	nl = lines_for(msg_len);
 	nc = (nl + r->cell_lines - 1) / r->cell_lines;
-	/* one sweep over the lines the poll did not cover */
-	if (nl > r->g.poll_lines)
-		lines_apply(r, r->seq, r->g.poll_lines, nl - r->g.poll_lines,
-			    true);
+	/* the lines the poll's sweep did not cover */
+	if (nl > sweep)
+		lines_apply(r, r->seq, sweep, nl - sweep, true);
 	for (uint32_t k = 1; k < nl; k++) {
 		struct cellk *ck = (struct cellk *)line_at(r, r->seq, k);
 
@@ -554,6 +560,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 		left -= n;
 	}
 	r->seq += nc;
+	r->sweep = nl;
 	if (r->seq - r->other >= r->g.head_batch)
 		publish_head(r);
 	return CXL_OK;
