@@ -34,9 +34,9 @@
 # Results (tables, CSV, plots) go to results/. By default every step is
 # short (the whole demo takes 2 to 3 minutes on 2 cores; 5. uses 16 MiB
 # arrays and two modes); FULL=1 runs the full sweeps (about 20 minutes).
-# Every goal is measured as the best of 3 alternating runs in one
-# invocation, and a goal missed while other processes kept the machine
-# busy reads BUSY, with the load, instead of NOT MET. Without root, cxlrun
+# Every goal is measured as the best of 3 alternating runs (the
+# projection: 5) in one invocation, and a goal missed while other
+# processes kept the machine busy reads BUSY, with the load, not NOT MET. Without root, cxlrun
 # emulates the hosts in one namespace and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,7 +82,7 @@ build/tools/cxlbench loaded ${q:+--quick --mix R,2:1} --mode coherent,flush \
 .venv/bin/python bench/plot_loaded.py results/stream/loaded.csv --out results/stream
 step 6 "MPI projected on a CXL device (cost model cmpi), next to cMPI's published figures and tcp"
 if [ -n "$q" ]; then
-	proj_args=(--quick --max 64K --no-counts --repeat 3 --best)
+	proj_args=(--quick --max 64K --no-counts --repeat 5 --best)
 else
 	proj_args=(--repeat 3 --best)
 fi
