@@ -188,21 +188,17 @@ static double chase_run(const struct medium *m, uint64_t loads)
 {
 	bool inval = m->pool && cxl_pool_mode(m->pool) != CXL_COH_COHERENT;
 	uint8_t *p = m->chase;
-	struct timespec a, b;
+	uint64_t t0 = cxl_now_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (uint64_t i = 0; i < loads; i++) {
 		/* a consumer on a non-coherent pool drops its copy first */
 		if (inval)
 			cxl_inval(m->pool, p, LINE);
 		p = *(uint8_t *volatile *)p;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &b);
 	if (!p)
 		fprintf(stderr, "cxlbench loaded: broken cycle\n");
-	return ((double)(b.tv_sec - a.tv_sec) * 1e9 +
-		(double)(b.tv_nsec - a.tv_nsec)) /
-	       (double)loads;
+	return (double)(cxl_now_ns() - t0) / (double)loads;
 }
 
 struct point {
@@ -215,9 +211,9 @@ static struct point measure(const struct medium *m, enum mix mix,
 {
 	struct loader l[MAX_LOADERS];
 	atomic_bool stop = false;
-	struct timespec a, b;
 	struct point pt = { 0, 0 };
 	double secs, total = 0;
+	uint64_t t0;
 
 	for (unsigned i = 0; i < nload; i++) {
 		l[i] = (struct loader){ .m = m,
@@ -229,16 +225,14 @@ static struct point measure(const struct medium *m, enum mix mix,
 		pthread_create(&l[i].t, NULL, loader_main, &l[i]);
 	}
 	usleep(20000); /* the load reaches steady state */
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	t0 = cxl_now_ns();
 	pt.lat_ns = chase_run(m, loads);
-	clock_gettime(CLOCK_MONOTONIC, &b);
+	secs = (double)(cxl_now_ns() - t0) / 1e9;
 	atomic_store(&stop, true);
 	for (unsigned i = 0; i < nload; i++) {
 		pthread_join(l[i].t, NULL);
 		total += (double)l[i].bytes;
 	}
-	secs = (double)(b.tv_sec - a.tv_sec) +
-	       (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	/* bytes over the whole loaded interval (20 ms settle included) */
 	pt.mbps = total / (secs + 0.02) / 1e6;
 	return pt;

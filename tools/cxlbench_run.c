@@ -35,14 +35,6 @@ static const uint64_t lat_sizes[] = {
 /* Keeps the compiler from dropping a DRAM copy that nothing reads. */
 #define KEEP_STORES() __asm__ volatile("" ::: "memory")
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Fill the per-operation counter columns from two snapshots. */
 static void set_ops(struct bench_result *res, const struct cxl_coh_counters *a,
 		    const struct cxl_coh_counters *b, uint64_t nops)
@@ -186,11 +178,11 @@ static int lat_point(const struct bench_plan *pl, const struct bench_target *t,
 		lat_op(t, s, write, n);
 	cxl_coh_counters_get(&c0);
 	for (unsigned i = 0; i < pl->lat_samples && !bench_interrupted; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = cxl_now_ns();
 
 		for (unsigned k = 0; k < reps; k++)
 			lat_op(t, s, write, n);
-		v[i] = (double)(now_ns() - t0) / reps;
+		v[i] = (double)(cxl_now_ns() - t0) / reps;
 	}
 	cxl_coh_counters_get(&c1);
 	if (interrupted()) {
@@ -262,10 +254,10 @@ int bench_chase(const struct bench_plan *pl, const struct bench_target *t,
 	p = chase(t->buf, s->nlines); /* warm-up pass: TLB, prefetchers */
 	cxl_coh_counters_get(&c0);
 	for (unsigned i = 0; i < pl->chase_samples && !bench_interrupted; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = cxl_now_ns();
 
 		p = chase(p, s->nlines);
-		v[i] = (double)(now_ns() - t0) / (double)s->nlines;
+		v[i] = (double)(cxl_now_ns() - t0) / (double)s->nlines;
 	}
 	cxl_coh_counters_get(&c1);
 	chase_sink = p;
@@ -349,7 +341,7 @@ static void *bw_main(void *arg)
 /* One round: every thread copies its chunk once. Returns nanoseconds. */
 static uint64_t bw_round(struct bw_ctx *c, unsigned nworkers)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = cxl_now_ns();
 
 	pthread_mutex_lock(&c->mtx);
 	c->pending = nworkers;
@@ -361,7 +353,7 @@ static uint64_t bw_round(struct bw_ctx *c, unsigned nworkers)
 	while (c->pending)
 		pthread_cond_wait(&c->done, &c->mtx);
 	pthread_mutex_unlock(&c->mtx);
-	return now_ns() - t0;
+	return cxl_now_ns() - t0;
 }
 
 static int bw_point(const struct bench_plan *pl, const struct bench_target *t,

@@ -69,10 +69,7 @@ uint64_t stream_llc_bytes(void)
 
 double stream_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	return 1e-9 * (double)cxl_now_ns();
 }
 
 /* ---- kernels ----------------------------------------------------------- */

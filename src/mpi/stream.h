@@ -68,6 +68,12 @@ struct chan_hdr {
 #define CHAN_LINE_DATA (CXL_LINE - 8)		 /* bytes of a stamped line */
 #define CHAN_SMALL_LINES 4u /* flag line + 3 stamped lines: CHAN_SMALL */
 #define CHAN_SMALL (CHAN_INLINE + (CHAN_SMALL_LINES - 1) * CHAN_LINE_DATA)
+
+/* n rounded up to whole pool lines */
+static inline uint64_t stream_round_line(uint64_t n)
+{
+	return (n + CXL_LINE - 1) & ~(uint64_t)(CXL_LINE - 1);
+}
 /* a channel of this capacity or less sends every message in stamped
  * lines (slots of 64 * lines of the largest message) */
 #define CHAN_STAMP_MAX 4096u

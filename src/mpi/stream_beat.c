@@ -39,14 +39,6 @@ static struct cxl_obj beat_obj;
 static char beat_name[STREAM_BEAT_NAME];
 _Thread_local bool stream_peer_dead;
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static void *beat_main(void *arg)
 {
 	uint64_t *word = beat_obj.ptr, beat = 0;
@@ -180,7 +172,7 @@ int watch_peer(struct beat_watch *w, const char *name, int rank,
 	/* cheap between looks: a clock read every 64 polls */
 	if (++w->polls & 63)
 		return MPI_SUCCESS;
-	now = now_ms();
+	now = cxl_now_ns() / 1000000u;
 	if (now - w->look_ms < WATCH_MS || !peer_timeout())
 		return MPI_SUCCESS;
 	w->look_ms = now;

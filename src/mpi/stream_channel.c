@@ -14,11 +14,6 @@
 
 #include "stream.h"
 
-static uint64_t round_line(uint64_t n)
-{
-	return (n + CXL_LINE - 1) & ~(uint64_t)(CXL_LINE - 1);
-}
-
 /*
  * CXLMPI_STREAM_SLOTS: 1..STREAM_MAX_SLOTS; 0 if invalid. Unset: 16
  * slots for a capacity of up to SLOTS_SMALL_CAP (at most 66 KiB of pool
@@ -56,7 +51,7 @@ static _Thread_local unsigned nflag_q;
 
 /* Lines of a message of len bytes in stamped lines: the flag line, then
  * stamped lines. For len <= CHAN_SMALL never more than a slot of 64 +
- * round_line(len) holds (1 + ceil((len - 48) / 56) <= 1 + ceil(len /
+ * stream_round_line(len) holds (1 + ceil((len - 48) / 56) <= 1 + ceil(len /
  * 64)); a channel that takes larger ones in stamped lines has longer
  * slots (slot_stride). */
 static unsigned small_lines(uint64_t len)
@@ -79,7 +74,7 @@ static uint64_t stamp_max(uint64_t cap)
  * the largest stamped message (smax, 0: none), whichever is longer. */
 static uint64_t slot_stride(uint64_t cap, uint64_t smax)
 {
-	uint64_t plain = CXL_LINE + round_line(cap);
+	uint64_t plain = CXL_LINE + stream_round_line(cap);
 	uint64_t stamped = (uint64_t)small_lines(smax) * CXL_LINE;
 
 	return stamped > plain ? stamped : plain;

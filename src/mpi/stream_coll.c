@@ -15,11 +15,6 @@
 
 #include "stream.h"
 
-static uint64_t round_line(uint64_t n)
-{
-	return (n + CXL_LINE - 1) & ~(uint64_t)(CXL_LINE - 1);
-}
-
 static int publish_beat(struct coll *co);
 
 /*
@@ -44,7 +39,7 @@ int coll_post(MPIS_Request r)
 	PMPI_Comm_size(r->comm, &co->n);
 	PMPI_Comm_rank(r->comm, &co->me);
 	co->bytes = r->bytes;
-	co->row = CXL_LINE + 2 * round_line(co->bytes);
+	co->row = CXL_LINE + 2 * stream_round_line(co->bytes);
 	size = (uint64_t)co->n * co->row;
 	if (co->me == 0) {
 		stream_obj_name(co->name, sizeof(co->name), "coll");
@@ -218,7 +213,7 @@ bool coll_supported(MPI_Datatype dt, MPI_Op op)
 static uint8_t *area(struct coll *co, int rank, uint64_t k)
 {
 	return co->base + (uint64_t)rank * co->row + CXL_LINE +
-	       (k % 2) * round_line(co->bytes);
+	       (k % 2) * stream_round_line(co->bytes);
 }
 
 /* Progress thread: contribute to operation k. */
