@@ -19,8 +19,6 @@
 #include "stream_place.h"
 #include "stream_pmemobj.h"
 
-void pmem_usage(FILE *f);
-
 void pmem_usage(FILE *f)
 {
 	fprintf(f,

@@ -24,8 +24,6 @@
 #define MIN_TMP_POOL (256ull << 20)
 #define TMP_CAPACITY 4096u
 
-void pmem_usage(FILE *f);
-
 static void stream_usage(FILE *f)
 {
 	fprintf(f,

@@ -69,5 +69,7 @@ void stream_print_pmem(const struct stream_rows *r);
 
 int cxlbench_stream_main(int argc, char **argv);
 int cxlbench_pmem_main(int argc, char **argv);
+/* cxlbench pmem's usage text (cxlbench stream --help points to it) */
+void pmem_usage(FILE *f);
 
 #endif

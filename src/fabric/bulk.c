@@ -40,8 +40,8 @@
 #define XA_SLOT_SIZE CXLFI_XA_SLOT_SIZE
 #define XA_SLOTS ((XA_SIZE - XA_DATA) / XA_SLOT_SIZE) /* 31 */
 #define XA_TOKENS CXLFI_XA_TOKENS
-#define XA_PEER_SLOTS \
-	8u /* data slots one destination may hold (benchmarked: 4, 8, 16) */
+/* data slots one destination may hold (docs/benchmarks.md, "Decisions") */
+#define XA_PEER_SLOTS 8u
 /* A done word: the generation returned, and in the top bits an error the
  * receiver reports with the token (positive FI_* code, 0: none). */
 #define XA_ERR_SHIFT 48

@@ -52,15 +52,14 @@ static bool expecting(struct cxlfi_ep **eps, size_t n)
 /*
  * Read spin. MPICH's blocking wait calls sched_yield() after every
  * progress poll that completes nothing, and a sched_yield costs more than
- * a poll (0.6 us against 0.05-0.2 us on the machine in
- * docs/benchmarks.md), so a message that arrives during the yield waits
- * for it. An empty read that follows another by less than
- * CXLFI_WAIT_LOOP_GAP_NS is part of such a loop; if it expects something,
- * it keeps polling for up to FI_CXL_READ_SPIN_NS before returning. A
- * caller that tests now and then between computations (MPI_Test) is not
- * in a loop and never waits here. Only the first CXLFI_SPIN_WINDOW_NS of
- * a wait spin: the reads of a longer one poll once each as before, so
- * that it reaches FI_CXL_IDLE_POLLS, and sleeps, as soon as before.
+ * a poll, so a message that arrives during the yield waits for it. An empty
+ * read that follows another by less than CXLFI_WAIT_LOOP_GAP_NS is part of such
+ * a loop; if it expects something, it keeps polling for up to
+ * FI_CXL_READ_SPIN_NS before returning. A caller that tests now and then
+ * between computations (MPI_Test) is not in a loop and never waits here. Only
+ * the first CXLFI_SPIN_WINDOW_NS of a wait spin: the reads of a longer one poll
+ * once each as before, so that it reaches FI_CXL_IDLE_POLLS, and sleeps, as
+ * soon as before.
  *
  * Spinning pays only while the sender runs on another CPU. When ranks
  * share CPUs (more ranks than cores), the sender waits for this spin to
@@ -87,8 +86,7 @@ static void read_spin(struct cxlfi_cq *cq)
 	cxlfi_stats.read_spins++;
 	s->spun = true;
 	end = now + cxlfi_params.read_spin_ns;
-	/* A clock read (about 27 ns on the machine of docs/benchmarks.md)
-	 * costs more than a coherent-mode poll (about 10 ns), and would set
+	/* A clock read costs more than a coherent-mode poll, and would set
 	 * how soon a spin sees a message; so that mode reads it once per
 	 * CXLFI_SPIN_CLOCK_STRIDE polls. A poll that invalidates costs far
 	 * more than the clock, which is then read after each. */

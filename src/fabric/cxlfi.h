@@ -533,7 +533,7 @@ static inline void cxlfi_ep_settle(struct cxlfi_ep *ep)
 	}
 }
 
-/* fabric.c, domain.c */
+/* fabric.c: the fabric and its domains */
 int cxlfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		      void *context);
 int cxlfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
@@ -557,7 +557,7 @@ const struct cxlfi_av_entry *cxlfi_av_get(struct cxlfi_av *av, fi_addr_t a);
 /* fi_addr of the peer with that endpoint index, or FI_ADDR_NOTAVAIL. */
 fi_addr_t cxlfi_av_reverse(struct cxlfi_av *av, uint32_t index);
 
-/* cq.c / cntr.c */
+/* cq.c: completion queues and counters */
 int cxlfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		  struct fid_cq **cq, void *context);
 int cxlfi_cq_push(struct cxlfi_cq *cq, void *ctx, uint64_t flags, size_t len,

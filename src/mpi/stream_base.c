@@ -56,8 +56,8 @@ int stream_fail(int code, const char *fmt, ...)
 /*
  * Busy-wait step *n (from 0) of a wait: pause for the first spin_ns
  * nanoseconds, then yield the core at every step. By time, not by count:
- * one poll costs 5 ns in the coherent mode and over 1 us in the flush
- * mode on this machine.
+ * a poll in the flush mode costs a hundred times one in the coherent
+ * mode.
  *
  * Pausing pays while the thread we wait for runs on another core. When
  * it waits for our core (more busy threads than cores: 2 ranks with a

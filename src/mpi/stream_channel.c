@@ -19,8 +19,8 @@
  * slots for a capacity of up to SLOTS_SMALL_CAP (at most 66 KiB of pool
  * per channel), else 4. More slots make the sender re-read the credit
  * and the receiver publish it less often (chan_credit: every half of the
- * slots); each is a device round trip or write. Flush mode, 8 B
- * ping-pong: 0.82 us with 4 slots, 0.70 us with 16 (docs/stream.md).
+ * slots); each is a device round trip or write (docs/benchmarks.md,
+ * "Decisions").
  */
 #define SLOTS_SMALL_CAP 4096u
 static uint64_t slots_from_env(uint64_t cap)
@@ -39,10 +39,10 @@ static _Thread_local bool chan_unfenced;
 /* flags of this thread's sends whose data is written but not yet fenced
  * (chan_flags_out) */
 #define FLAGS_MAX 32
-/* Largest message whose flag waits for chan_flags_out. 6 sends of 2 KiB
- * (a halo, flush mode): 11.2-11.9 -> 10.8-11.7 us per exchange with the
- * flags deferred; of 32 KiB: 54-55 -> 60-66 us, because the receiver
- * could not copy out one face while the next was written. */
+/* Largest message whose flag waits for chan_flags_out: deferring the
+ * flags of small sends saves fences, while a large one is better seen at
+ * once, so that the receiver copies it out while the next is written
+ * (docs/benchmarks.md, "Decisions"). */
 #define FLAG_DEFER_MAX 4096u
 static _Thread_local struct {
 	uint64_t *at, v;
@@ -318,14 +318,9 @@ uint64_t chan_flag(uint64_t k, uint64_t len)
  * gathered into the request's bounce buffer (n <= CHAN_CHUNK), so that
  * the pool sees the same single cxl_copy_to_pool as a contiguous one:
  * each line written once, streamed from 4 KiB on. A cxl_copy_to_pool per
- * segment writes a line back once per segment in it and streams nothing
- * but segments of 4 KiB or more. Measured for 64 KiB in blocks of 8, 64
- * and 512 B (stride 2 blocks), per segment against bounce: flush mode
- * 1748/208/31 us against 10/6/5 us (8192/1024/1024 lines written back
- * against 1024 streamed); emulated 141/18/12 against 19/15/13 us. The
- * coherent mode copied 64 B blocks and larger faster per segment (2.5
- * against 5.8 us: no streaming), but the bounce keeps its streamed lines,
- * which the reader loads faster; one path for every mode is simpler.
+ * segment would write a line back once per segment in it and stream
+ * nothing but segments of 4 KiB or more; one path serves every mode
+ * (docs/benchmarks.md, "Decisions").
  */
 static void copy_in(cxl_pool *p, uint8_t *dst, const uint8_t *src, uint64_t pos,
 		    uint64_t n, const struct dlayout *dl)
