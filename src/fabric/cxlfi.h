@@ -557,7 +557,7 @@ const struct cxlfi_av_entry *cxlfi_av_get(struct cxlfi_av *av, fi_addr_t a);
 /* fi_addr of the peer with that endpoint index, or FI_ADDR_NOTAVAIL. */
 fi_addr_t cxlfi_av_reverse(struct cxlfi_av *av, uint32_t index);
 
-/* cq.c: completion queues and counters */
+/* cq.c: completion queues, and the endpoint lists of CQs and counters */
 int cxlfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		  struct fid_cq **cq, void *context);
 int cxlfi_cq_push(struct cxlfi_cq *cq, void *ctx, uint64_t flags, size_t len,
@@ -567,15 +567,21 @@ int cxlfi_cq_push_err(struct cxlfi_cq *cq, void *ctx, uint64_t flags,
 		      size_t olen, int err);
 int cxlfi_cq_attach_ep(struct cxlfi_cq *cq, struct cxlfi_ep *ep);
 void cxlfi_cq_detach_ep(struct cxlfi_cq *cq, struct cxlfi_ep *ep);
-/* For poll sets: progress, then does the CQ hold an entry or an error?
- * Counters: progress, then value + errors. */
+/* For poll sets: progress, then does the CQ hold an entry or an error? */
 bool cxlfi_cq_ready(struct cxlfi_cq *cq);
-uint64_t cxlfi_cntr_events(struct cxlfi_cntr *c);
+/* A CQ's or counter's bound endpoints: add once, remove, progress all. */
+int cxlfi_eps_add(struct cxlfi_ep ***eps, size_t *n, struct cxlfi_ep *ep);
+void cxlfi_eps_del(struct cxlfi_ep **eps, size_t *n, struct cxlfi_ep *ep);
+void cxlfi_eps_progress(struct cxlfi_ep **eps, size_t n);
+
+/* cntr.c: counters */
 int cxlfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		    struct fid_cntr **cntr, void *context);
 int cxlfi_cntr_attach_ep(struct cxlfi_cntr *c, struct cxlfi_ep *ep);
 void cxlfi_cntr_detach_ep(struct cxlfi_cntr *c, struct cxlfi_ep *ep);
 void cxlfi_cntr_inc(struct cxlfi_cntr *c, bool err);
+/* For poll sets: progress, then value + errors. */
+uint64_t cxlfi_cntr_events(struct cxlfi_cntr *c);
 
 /* poll.c */
 int cxlfi_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,

@@ -14,7 +14,7 @@
  *               through the transfer area or by pointer) and the chunks of
  *               a large message in
  *
- * below them bulk.c (transfer area), cq.c, heartbeat.c, mrtab.c, av.c.
+ * below them bulk.c (transfer area), cq.c, cntr.c, heartbeat.c, mrtab.c, av.c.
  * What runs against that direction, a CQ read that progresses, a peer
  * the heartbeat watch finds dead, and the RMA and atomic requests that
  * arrive on a channel, goes through the table cxlfi_up (cxlfi.h), set
