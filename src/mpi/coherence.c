@@ -92,12 +92,12 @@ int MPI_Barrier(MPI_Comm comm)
 {
 	int rc;
 
-	for (struct pool_win *w = wins; w; w = w->next)
+	for (struct pool_win *w = win_list; w; w = w->next)
 		publish_w(w);
 	rc = PMPI_Barrier(comm);
 	/* what the MPI library stored into the window during the barrier
 	 * (RMA it applied for origins) is written back first */
-	for (struct pool_win *w = wins; w; w = w->next)
+	for (struct pool_win *w = win_list; w; w = w->next)
 		refresh_w(w);
 	return rc;
 }
@@ -106,7 +106,7 @@ int MPI_Barrier(MPI_Comm comm)
  * library epoch to synchronize, so the library is not called for it. */
 int MPI_Win_sync(MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	int rc = MPI_SUCCESS;
 
 	if (!w)

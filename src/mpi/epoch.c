@@ -93,7 +93,7 @@ static void take_in(struct pool_win *w)
 
 int MPI_Win_fence(int assert, MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	int rc;
 
 	if (!w)
@@ -148,7 +148,7 @@ static int translate(struct pool_win *w, MPI_Group group, int *out, int *n)
 
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	struct win_direct *d;
 	int rc;
 
@@ -179,7 +179,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	struct win_direct *d;
 	int rc;
 
@@ -208,7 +208,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 
 int MPI_Win_complete(MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	struct win_direct *d;
 
 	if (!w)
@@ -260,7 +260,7 @@ static int exposure_done(struct pool_win *w, bool block, int *flag)
 
 int MPI_Win_wait(MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	int rc, flag;
 
 	if (w && w->d)
@@ -273,7 +273,7 @@ int MPI_Win_wait(MPI_Win win)
 
 int MPI_Win_test(MPI_Win win, int *flag)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	int rc;
 
 	if (w && w->d)
@@ -324,7 +324,7 @@ static bool own_memory(struct pool_win *w, int rank)
 
 int MPI_Win_lock(int type, int rank, int assert, MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	struct win_direct *d;
 	int rc;
 
@@ -351,7 +351,7 @@ int MPI_Win_lock(int type, int rank, int assert, MPI_Win win)
 
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	struct win_direct *d;
 
 	if (!w || !(d = w->d)) {
@@ -377,7 +377,7 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 
 int MPI_Win_lock_all(int assert, MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	struct win_direct *d;
 	int rc;
 
@@ -400,7 +400,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 
 int MPI_Win_unlock_all(MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 	struct win_direct *d;
 
 	if (!w || !(d = w->d)) {
@@ -431,7 +431,7 @@ static int flushed(MPI_Win win)
 	return MPI_SUCCESS;
 }
 
-#define DIRECT(win) (find(win) && find(win)->d)
+#define DIRECT(win) (win_find(win) && win_find(win)->d)
 
 int MPI_Win_flush(int rank, MPI_Win win)
 {

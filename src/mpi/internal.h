@@ -90,9 +90,22 @@ cxl_pool *get_pool(void);
 bool info_says_no(MPI_Info info);
 void obj_name(char *buf, size_t len, const char *kind);
 
+/* wintab.c: the windows kept coherent (below window, epoch, coherence) */
+extern struct pool_win *win_list;
+struct pool_win *win_find(MPI_Win win);
+/* Keep [base, base+size) of win coherent at synchronization points. The
+ * caller's stores so far are written back (own=true: nobody else can
+ * have written that memory yet) or the range is read fresh (shared). */
+struct pool_win *win_track(MPI_Win win, MPI_Comm comm, uint8_t *base,
+			   size_t size, bool own);
+/* Forget a window win_track() made. */
+void win_untrack(struct pool_win *w);
+/* The entry of win, made (untracked) if there is none; NULL: no memory. */
+struct pool_win *win_entry(MPI_Win win);
+/* Take w off the list (the caller frees it). */
+void win_unlink(struct pool_win *w);
+
 /* window.c */
-extern struct pool_win *wins;
-struct pool_win *find(MPI_Win win);
 int direct_setup(struct pool_win *w, MPI_Comm comm, uint8_t *mine,
 		 MPI_Aint size, int unit);
 void direct_free(struct pool_win *w);

@@ -541,7 +541,7 @@ static int completed(int rc, MPI_Request *req)
 
 static struct pool_win *direct(MPI_Win win)
 {
-	struct pool_win *w = find(win);
+	struct pool_win *w = win_find(win);
 
 	return w && w->d ? w : NULL;
 }

@@ -22,64 +22,6 @@
 
 #include "internal.h"
 
-struct pool_win *wins;
-
-struct pool_win *find(MPI_Win win)
-{
-	for (struct pool_win *w = wins; w; w = w->next)
-		if (w->win == win)
-			return w;
-	return NULL;
-}
-
-/* Keep [base, base+size) of win coherent at synchronization points. The
- * caller's stores so far are written back (own=true: nobody else can
- * have written that memory yet) or the range is read fresh (shared). */
-static struct pool_win *track(MPI_Win win, MPI_Comm comm, uint8_t *base,
-			      size_t size, bool own)
-{
-	/* hardware-coherent: nothing to write back or invalidate */
-	bool coherent = cxl_pool_mode(pool) == CXL_COH_COHERENT;
-	struct pool_win *w = calloc(1, sizeof(*w));
-
-	if (!w || (!coherent && !(w->shadow = malloc(size ? size : 1)))) {
-		fprintf(stderr,
-			"libcxlmpi: no memory for the snapshot of a "
-			"window of %zu bytes; it is not kept coherent\n",
-			size);
-		free(w);
-		return NULL;
-	}
-	w->win = win;
-	PMPI_Comm_rank(comm, &w->rank);
-	w->base = base;
-	w->size = size;
-	if (size && own && w->shadow) {
-		cxl_flush(pool, base, size);
-		cxl_wfence(pool);
-	} else if (size && w->shadow) {
-		cxl_inval(pool, base, size);
-	}
-	if (size && w->shadow)
-		memcpy(w->shadow, base, size);
-	w->next = wins;
-	wins = w;
-	return w;
-}
-
-/* Forget a window track() made. */
-static void untrack(struct pool_win *w)
-{
-	for (struct pool_win **pp = &wins; w && *pp; pp = &(*pp)->next)
-		if (*pp == w) {
-			*pp = w->next;
-			break;
-		}
-	if (w)
-		free(w->shadow);
-	free(w);
-}
-
 /* Rank 0 creates the window's synchronization object, zeroed; every rank
  * opens it and checks its header. Collective; false if any rank failed. */
 static bool open_sync(struct win_direct *d, MPI_Comm comm, bool ok)
@@ -248,13 +190,13 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
 	in_pool = get_pool() &&
 		  (size == 0 || cxl_pool_offset(pool, base) != UINT64_MAX);
 	if (in_pool)
-		w = track(*win, comm, base, (size_t)size, true);
+		w = win_track(*win, comm, base, (size_t)size, true);
 	/* a window over pool memory that cannot be kept coherent is not
 	 * one MPI's memory model holds for: no window at all, on every rank */
 	ok = !in_pool || w;
 	PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
 	if (!ok) {
-		untrack(w);
+		win_untrack(w);
 		PMPI_Win_free(win);
 		PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM);
 		return MPI_ERR_NO_MEM;
@@ -293,13 +235,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 			MPI_Free_mem(mem);
 		return rc;
 	}
-	if (!(w = find(*win)) && (w = calloc(1, sizeof(*w)))) {
-		/* not in the pool: remember the memory to free it */
-		w->win = *win;
-		w->next = wins;
-		wins = w;
-	}
-	if (w)
+	/* not in the pool: remember the memory to free it */
+	if ((w = win_entry(*win)))
 		w->owned = mem;
 	*(void **)baseptr = mem;
 	return MPI_SUCCESS;
@@ -416,12 +353,12 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 				     disp_unit, info, comm, win);
 		if (rc != MPI_SUCCESS)
 			goto fail;
-		w = track(*win, comm, obj.ptr, (size_t)(total ? total : 1),
-			  false);
+		w = win_track(*win, comm, obj.ptr, (size_t)(total ? total : 1),
+			      false);
 		ok = w != NULL;
 		PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm);
 		if (!ok) {
-			untrack(w);
+			win_untrack(w);
 			PMPI_Win_free(win);
 		}
 	}
@@ -451,7 +388,7 @@ fail:
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 			 void *baseptr)
 {
-	struct pool_win *w = wins;
+	struct pool_win *w = win_list;
 
 	while (w && !(w->win == win && w->nranks))
 		w = w->next;
@@ -471,7 +408,7 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 
 int MPI_Win_free(MPI_Win *win)
 {
-	struct pool_win *w = find(*win);
+	struct pool_win *w = win_find(*win);
 	int rc;
 
 	/* nobody touches a direct window's memory or synchronization
@@ -480,11 +417,7 @@ int MPI_Win_free(MPI_Win *win)
 		return MPI_ERR_OTHER;
 	rc = PMPI_Win_free(win); /* collective */
 	if (w) {
-		for (struct pool_win **pp = &wins; *pp; pp = &(*pp)->next)
-			if (*pp == w) {
-				*pp = w->next;
-				break;
-			}
+		win_unlink(w);
 		direct_free(w);
 		if (w->owned)
 			MPI_Free_mem(w->owned);
