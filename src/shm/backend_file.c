@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * File backend: a pool emulated by a file on tmpfs (/dev/shm) or hugetlbfs.
- * A missing file is created with O_EXCL, so exactly one process creates
- * (and then formats) it; see pool.c.
+ * A missing file is created unnamed and linked under its name, or with
+ * O_EXCL, so exactly one process creates (and then formats) it; see
+ * pool.c.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -71,6 +73,107 @@ static int open_err(const char *path, int e, bool creating)
 			  strerror(e));
 }
 
+static int disk_refusal(const char *path, long magic)
+{
+	return cxl_seterr(CXL_ENODEV,
+			  "pool file %s is on a disk file system "
+			  "(magic 0x%lx), not in memory: the kernel "
+			  "would write the pool back to the disk. Put "
+			  "it on tmpfs (e.g. CXL_POOL=/dev/shm/pool) or "
+			  "hugetlbfs, or use a DAX device /dev/daxX.Y",
+			  path, magic);
+}
+
+/* An unnamed file (O_TMPFILE) in the directory of path, or -1 (errno). */
+static int open_unnamed(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash) {
+		strcpy(dir, ".");
+	} else if (n == 0) {
+		strcpy(dir, "/");
+	} else if (n >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	} else {
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+	return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+}
+
+/*
+ * Create the pool file path, sized, and locked (LOCK_EX, held until the
+ * header is written, so that losers of the creation race never see half
+ * a pool). It is made unnamed (O_TMPFILE) and named (linkat) only once
+ * it is known to be memory: a process refused, or killed meanwhile,
+ * leaves nothing behind. Where the file system has no O_TMPFILE it is
+ * made by name with O_EXCL (and unlinked again if refused). *fdp: the
+ * file; -1 with errno set if it could not be opened; the other process's
+ * file if that one created it first (*created stays false).
+ */
+static int create_pool_file(struct cxl_pool *p, const char *path, int *fdp,
+			    bool *created)
+{
+	bool named = false;
+	char proc[64];
+	int fd, e;
+
+	*fdp = -1;
+	fd = open_unnamed(path);
+	if (fd < 0 &&
+	    (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			if (errno == EEXIST) /* another process made it first */
+				*fdp = open(path, O_RDWR | O_CLOEXEC);
+			return CXL_OK; /* else errno for open_err */
+		}
+		named = true;
+	} else if (fd < 0) {
+		return CXL_OK;
+	} else if (disk_fs(fd)) {
+		long magic = disk_fs(fd);
+
+		close(fd);
+		return disk_refusal(path, magic);
+	}
+	if (flock(fd, LOCK_EX) != 0 ||
+	    ftruncate(fd, (off_t)p->opts.size) != 0) {
+		e = errno;
+		close(fd);
+		if (named)
+			unlink(path);
+		return cxl_seterr(e == ENOSPC ? CXL_ENOSPC : CXL_ESYS,
+				  "cannot size new pool file %s to %llu bytes: "
+				  "%s; free space or lower CXL_POOL_SIZE",
+				  path, (unsigned long long)p->opts.size,
+				  strerror(e));
+	}
+	if (!named) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW)) {
+			e = errno;
+			close(fd);
+			if (e == EEXIST) { /* another process made it first */
+				*fdp = open(path, O_RDWR | O_CLOEXEC);
+				return CXL_OK;
+			}
+			return cxl_seterr(CXL_ESYS,
+					  "cannot name the new pool file %s "
+					  "(linkat of %s): %s; is /proc "
+					  "mounted?",
+					  path, proc, strerror(e));
+		}
+	}
+	*created = true;
+	*fdp = fd;
+	return CXL_OK;
+}
+
 int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 {
 	const char *path = p->opts.path;
@@ -80,6 +183,8 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 	*created = false;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && p->opts.create) {
+		int rc;
+
 		if (p->opts.size < POOL_MIN_SIZE || p->opts.size % (2u << 20))
 			return cxl_seterr(CXL_ETOOSMALL,
 					  "CXL_POOL_SIZE=%llu: a "
@@ -87,29 +192,8 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 					  "and at least %u MiB",
 					  (unsigned long long)p->opts.size,
 					  POOL_MIN_SIZE >> 20);
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			/* We won the creation race: hold the lock until the
-			 * header is written so losers never see a half pool. */
-			if (flock(fd, LOCK_EX) != 0 ||
-			    ftruncate(fd, (off_t)p->opts.size) != 0) {
-				int e = errno;
-
-				close(fd);
-				unlink(path);
-				return cxl_seterr(
-					e == ENOSPC ? CXL_ENOSPC : CXL_ESYS,
-					"cannot size new pool file "
-					"%s to %llu bytes: %s; free "
-					"space or lower "
-					"CXL_POOL_SIZE",
-					path, (unsigned long long)p->opts.size,
-					strerror(e));
-			}
-			*created = true;
-		} else if (errno == EEXIST) {
-			fd = open(path, O_RDWR | O_CLOEXEC);
-		}
+		if ((rc = create_pool_file(p, path, &fd, created)))
+			return rc;
 	}
 	if (fd < 0)
 		return open_err(path, errno,
@@ -129,14 +213,7 @@ int cxl_backend_file_open(struct cxl_pool *p, bool *created)
 		close(fd);
 		if (*created) /* ours, empty: gone again */
 			unlink(path);
-		return cxl_seterr(
-			CXL_ENODEV,
-			"pool file %s is on a disk file system "
-			"(magic 0x%lx), not in memory: the kernel "
-			"would write the pool back to the disk. Put "
-			"it on tmpfs (e.g. CXL_POOL=/dev/shm/pool) or "
-			"hugetlbfs, or use a DAX device /dev/daxX.Y",
-			path, magic);
+		return disk_refusal(path, magic);
 	}
 	if (!*created) {
 		/* Another process may be creating it: wait for its lock. Its

@@ -7,7 +7,9 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -356,6 +358,59 @@ static void test_create_race(void)
 	tpool_cleanup(&tp);
 }
 
+/*
+ * A pool file on a disk file system is refused, and never shows under its
+ * name, not even for a moment: a process killed while it was being refused
+ * (its job's launcher ends every rank when one fails) then leaves no file
+ * behind. Watched with inotify on a directory of a disk file system, if
+ * this machine has one.
+ */
+static void test_disk_refused_unseen(void)
+{
+	const char *dirs[] = { "/var/tmp", "/tmp" };
+	char path[256], buf[4096] __attribute__((aligned(8)));
+	struct cxl_pool_opts o;
+	struct statfs sf;
+	struct tpool tp;
+	cxl_pool *p = NULL;
+	const char *dir = NULL;
+	int in, saw = 0;
+	ssize_t n;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs) && !dir; i++)
+		if (statfs(dirs[i], &sf) == 0 && sf.f_type != 0x01021994 &&
+		    access(dirs[i], W_OK) == 0)
+			dir = dirs[i]; /* not tmpfs */
+	if (!dir) {
+		printf("test_disk_refused_unseen: no disk file system here\n");
+		return;
+	}
+	tpool_init(&tp, "disk");
+	topts(&o, &tp, CXL_COH_COHERENT, 0, 0);
+	snprintf(path, sizeof(path), "%s/cxltest-disk-%d.pool", dir,
+		 (int)getpid());
+	snprintf(o.path, sizeof(o.path), "%s", path);
+	o.create = 1;
+	in = inotify_init1(IN_NONBLOCK);
+	REQUIRE(in >= 0);
+	REQUIRE(inotify_add_watch(in, dir, IN_CREATE) >= 0);
+	CHECK_RC(cxl_pool_attach(&o, &p), CXL_ENODEV);
+	CHECK(strstr(cxl_errmsg(), "disk file system") != NULL);
+	CHECK(access(path, F_OK) != 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		for (char *e = buf; e < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)e;
+
+			saw += ev->len &&
+			       !strcmp(ev->name, strrchr(path, '/') + 1);
+			e += sizeof(*ev) + ev->len;
+		}
+	CHECK(saw == 0); /* the name never appeared */
+	close(in);
+	unlink(path);
+	tpool_cleanup(&tp);
+}
+
 /* The process table fills with CXL_ENOPROC; a slot frees on detach. */
 static void test_proc_table_full(void)
 {
@@ -601,5 +656,6 @@ int main(void)
 	test_two_rundirs();
 	test_emu_dead_line_holder();
 	test_zombie_is_dead();
+	test_disk_refused_unseen();
 	return t_report("test_pool");
 }
