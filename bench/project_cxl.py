@@ -130,14 +130,15 @@ def per_msg(st: CxlStats | None, field: str) -> float | None:
     return v / st.sent if v >= 0 else None
 
 
-def count_cell(st: CxlStats | None, field: str) -> str:
+def count_cell(st: CxlStats | None, field: str, scale: float = 1.0,
+               digits: int = 2) -> str:
     """A counts table cell, never empty: the count per message, "~0" when
     the difference of two runs came out negative (below the noise of
     their polls), "n/a" when the size has no counters."""
     if st is None or st.sent <= 0:
         return "n/a"
     v = per_msg(st, field)
-    return "~0" if v is None else fmt(v)
+    return "~0" if v is None else fmt(v / scale, digits)
 
 
 def provider_line(cfg: Config, plain: Config, label: str,
@@ -265,9 +266,7 @@ def main(argv=None) -> int:
             st = per.get(size)
             rows.append([fmt_size(size)]
                         + [count_cell(st, c) for c in COUNTERS]
-                        + [count_cell(st, "cost_ns") if
-                           per_msg(st, "cost_ns") is None else
-                           fmt(per_msg(st, "cost_ns") / 1000, 3),
+                        + [count_cell(st, "cost_ns", 1000, 3),
                            fmt(val(label, test, size),
                                2 if test == "latency" else 0) or "failed"])
         print_table(headers, rows)
