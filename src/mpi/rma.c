@@ -21,125 +21,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datatype.h"
 #include "internal.h"
 
 struct cxlmpi_stats cxlmpi_stats;
 
-/* count elements of a datatype, as laid out in memory */
-struct layout {
-	MPI_Count count;
-	MPI_Datatype dt;
-	MPI_Count bytes;  /* data bytes */
-	MPI_Count lo, hi; /* range touched, relative to the buffer */
-	bool contig;	  /* the data is [lo, lo + bytes), in order */
-};
-
-/* Free a handle from MPI_Type_get_contents (named ones are not freed). */
-static void drop(MPI_Datatype dt)
+/* The layout of count elements of dt; the pack path takes int counts
+ * and sizes. */
+static int layout_of(MPI_Datatype dt, MPI_Count count, struct dt_span *l)
 {
-	int a, b, c, comb;
+	int rc = dt_span_of(dt, count, l);
 
-	if (dt == MPI_DATATYPE_NULL)
-		return;
-	PMPI_Type_get_envelope(dt, &a, &b, &c, &comb);
-	if (comb != MPI_COMBINER_NAMED)
-		PMPI_Type_free(&dt);
-}
-
-/*
- * One step down a datatype's constructor: its combiner and, unless it is
- * a named type, the first datatype it was built from (*next, to be freed
- * by the caller with drop()). The other constituent handles are freed.
- */
-static int unwrap(MPI_Datatype dt, MPI_Datatype *next)
-{
-	int ni, na, nd, comb;
-	int *ints;
-	MPI_Aint *aints;
-	MPI_Datatype *dts;
-
-	*next = MPI_DATATYPE_NULL;
-	PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb);
-	if (comb == MPI_COMBINER_NAMED)
-		return comb;
-	ints = malloc(sizeof(int) * (size_t)(ni + 1));
-	aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
-	dts = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
-	if (ints && aints && dts && nd >= 1) {
-		PMPI_Type_get_contents(dt, ni, na, nd, ints, aints, dts);
-		*next = dts[0];
-		for (int i = 1; i < nd; i++)
-			drop(dts[i]);
-	}
-	free(ints), free(aints), free(dts);
-	return *next == MPI_DATATYPE_NULL ? -1 : comb;
-}
-
-/* Is dt's type map in memory order with no gaps inside an element (a
- * named type, or dup, contiguous and resized over one)? Then its packed
- * form is a plain copy of [true lb, true lb + size). Other types with no
- * gaps may still list their blocks out of order: they are packed. */
-static bool in_order(MPI_Datatype dt)
-{
-	MPI_Datatype cur = dt, next;
-	bool yes = false;
-
-	for (int depth = 0; depth < 64; depth++) {
-		int comb = unwrap(cur, &next);
-
-		if (cur != dt)
-			drop(cur);
-		if (comb == MPI_COMBINER_NAMED) {
-			yes = true;
-			break;
-		}
-		if (comb != MPI_COMBINER_DUP &&
-		    comb != MPI_COMBINER_CONTIGUOUS &&
-		    comb != MPI_COMBINER_RESIZED) {
-			drop(next);
-			break;
-		}
-		cur = next;
-	}
-	return yes;
-}
-
-static int layout_of(MPI_Datatype dt, MPI_Count count, struct layout *l)
-{
-	MPI_Count size, lb, ext, tlb, text, last;
-
-	if (count < 0)
-		return MPI_ERR_COUNT;
-	if (dt == MPI_DATATYPE_NULL ||
-	    PMPI_Type_size_x(dt, &size) != MPI_SUCCESS)
-		return MPI_ERR_TYPE;
-	PMPI_Type_get_extent_x(dt, &lb, &ext);
-	PMPI_Type_get_true_extent_x(dt, &tlb, &text);
-	l->count = count;
-	l->dt = dt;
-	l->lo = l->hi = 0;
-	l->contig = true;
-	if (__builtin_mul_overflow(size, count, &l->bytes))
-		return MPI_ERR_COUNT;
-	if (!l->bytes)
-		return MPI_SUCCESS;
-	/* start of the last element; the span cannot overflow either */
-	if (__builtin_mul_overflow(count - 1, ext, &last) ||
-	    __builtin_add_overflow(last, tlb, &last))
-		return MPI_ERR_COUNT;
-	l->lo = last < tlb ? last : tlb;
-	if (__builtin_add_overflow(last > tlb ? last : tlb, text, &l->hi))
-		return MPI_ERR_COUNT;
-	l->contig = size == text && (count == 1 || ext == text) && in_order(dt);
-	/* the pack path takes int counts and sizes */
-	if (!l->contig && (count > INT_MAX || l->bytes > INT_MAX))
-		return MPI_ERR_COUNT;
-	return MPI_SUCCESS;
+	if (rc == MPI_SUCCESS && !l->contig &&
+	    (count > INT_MAX || l->bytes > INT_MAX))
+		rc = MPI_ERR_COUNT;
+	return rc;
 }
 
 /* Where in our mapping the target's data of layout l at tdisp lies. */
 static int target_at(struct pool_win *w, int t, MPI_Aint tdisp,
-		     const struct layout *l, uint8_t **p)
+		     const struct dt_span *l, uint8_t **p)
 {
 	struct win_target *tg;
 	MPI_Count off, lo, hi;
@@ -155,32 +56,6 @@ static int target_at(struct pool_win *w, int t, MPI_Aint tdisp,
 		return MPI_ERR_RMA_RANGE;
 	*p = l->bytes ? tg->base + off : NULL;
 	return MPI_SUCCESS;
-}
-
-/* The lines that the type map of l touches at p: a map over the lines of
- * [p + lo, p + hi), found by unpacking all-ones data into a zeroed image. */
-static uint8_t *touched(const uint8_t *p, const struct layout *l,
-			uintptr_t *first, size_t *nlines)
-{
-	size_t span = (size_t)(l->hi - l->lo);
-	uint8_t *img = calloc(span, 1), *ones = malloc((size_t)l->bytes);
-	uint8_t *map = NULL;
-	uintptr_t a = (uintptr_t)p + (uintptr_t)l->lo;
-	int pos = 0;
-
-	*first = a & ~(uintptr_t)(CXL_LINE - 1);
-	*nlines = (a + span - *first + CXL_LINE - 1) / CXL_LINE;
-	if (img && ones && (map = calloc(*nlines, 1))) {
-		memset(ones, 0xff, (size_t)l->bytes);
-		PMPI_Unpack(ones, (int)l->bytes, &pos, img - l->lo,
-			    (int)l->count, l->dt, MPI_COMM_SELF);
-		for (size_t i = 0; i < span; i++)
-			if (img[i])
-				map[(a + i - *first) / CXL_LINE] = 1;
-	}
-	free(img);
-	free(ones);
-	return map;
 }
 
 static void each_line(const uint8_t *map, uintptr_t first, size_t nlines,
@@ -199,7 +74,7 @@ static void flush_line(cxl_pool *p, const void *a, size_t n)
 
 /* Read the target data (layout l at p) into out, packed. */
 static int read_target(struct pool_win *w, const uint8_t *p,
-		       const struct layout *l, void *out)
+		       const struct dt_span *l, void *out)
 {
 	uintptr_t first;
 	size_t nl;
@@ -211,7 +86,7 @@ static int read_target(struct pool_win *w, const uint8_t *p,
 	if (l->contig) {
 		cxl_copy_from_pool(pool, out, p + l->lo, (size_t)l->bytes);
 	} else {
-		if (!(map = touched(p, l, &first, &nl)))
+		if (!(map = dt_lines(p, l, CXL_LINE, &first, &nl)))
 			return MPI_ERR_NO_MEM;
 		each_line(map, first, nl, cxl_inval);
 		free(map);
@@ -224,7 +99,7 @@ static int read_target(struct pool_win *w, const uint8_t *p,
 
 /* Write packed data src to the target (layout l at p). fresh: the lines
  * were just read with read_target, no new copy of them is needed. */
-static int write_target(struct pool_win *w, uint8_t *p, const struct layout *l,
+static int write_target(struct pool_win *w, uint8_t *p, const struct dt_span *l,
 			const void *src, bool fresh)
 {
 	uintptr_t first;
@@ -250,7 +125,7 @@ static int write_target(struct pool_win *w, uint8_t *p, const struct layout *l,
 			cxl_inval(pool, dst + n - 1, 1);
 		cxl_copy_to_pool(pool, dst, src, n);
 	} else {
-		if (!(map = touched(p, l, &first, &nl)))
+		if (!(map = dt_lines(p, l, CXL_LINE, &first, &nl)))
 			return MPI_ERR_NO_MEM;
 		if (!fresh)
 			each_line(map, first, nl, cxl_inval);
@@ -265,7 +140,7 @@ static int write_target(struct pool_win *w, uint8_t *p, const struct layout *l,
 
 /* The origin data as packed bytes: in place if contiguous, else packed
  * into *tmp (the caller frees it). */
-static int origin_bytes(const void *addr, const struct layout *l,
+static int origin_bytes(const void *addr, const struct dt_span *l,
 			const void **src, void **tmp)
 {
 	int pos = 0;
@@ -284,7 +159,7 @@ static int origin_bytes(const void *addr, const struct layout *l,
 }
 
 /* Packed data into an origin buffer. */
-static void to_origin(void *addr, const struct layout *l, const void *data)
+static void to_origin(void *addr, const struct dt_span *l, const void *data)
 {
 	int pos = 0;
 
@@ -315,7 +190,7 @@ static int put_direct(struct pool_win *w, const void *oaddr, MPI_Count ocount,
 		      MPI_Datatype otype, int t, MPI_Aint tdisp,
 		      MPI_Count tcount, MPI_Datatype ttype)
 {
-	struct layout ol, tl;
+	struct dt_span ol, tl;
 	const void *src;
 	void *tmp = NULL;
 	uint8_t *p;
@@ -338,7 +213,7 @@ static int get_direct(struct pool_win *w, void *oaddr, MPI_Count ocount,
 		      MPI_Datatype otype, int t, MPI_Aint tdisp,
 		      MPI_Count tcount, MPI_Datatype ttype)
 {
-	struct layout ol, tl;
+	struct dt_span ol, tl;
 	void *tmp = NULL;
 	uint8_t *p;
 	int rc;
@@ -376,33 +251,11 @@ static bool predefined_op(MPI_Op op)
 	return false;
 }
 
-/* The predefined datatype a derived one is built of (accumulate datatypes
- * have exactly one). Handles returned by MPI_Type_get_contents are freed. */
-static MPI_Datatype basic_of(MPI_Datatype dt)
-{
-	MPI_Datatype cur = dt, next;
-
-	for (int depth = 0; depth < 64; depth++) {
-		int comb = unwrap(cur, &next);
-
-		if (comb == MPI_COMBINER_NAMED)
-			return cur; /* named: nothing to free */
-		if (cur != dt)
-			drop(cur);
-		if (comb < 0)
-			return MPI_DATATYPE_NULL;
-		cur = next;
-	}
-	if (cur != dt)
-		drop(cur);
-	return MPI_DATATYPE_NULL;
-}
-
 /* cur = origin op cur, over packed data of the basic type of dt. */
 static int combine(const void *origin, void *cur, MPI_Count bytes,
 		   MPI_Datatype dt, MPI_Op op)
 {
-	MPI_Datatype b = basic_of(dt);
+	MPI_Datatype b = dt_basic(dt);
 	MPI_Count size, lb, ext;
 	int pos = 0, n;
 	void *a, *c;
@@ -448,7 +301,7 @@ static int acc_direct(struct pool_win *w, const char *call, const void *oaddr,
 		      MPI_Op op, const void *compare)
 {
 	struct win_direct *d = w->d;
-	struct layout ol = { 0 }, rl = { 0 }, tl;
+	struct dt_span ol = { 0 }, rl = { 0 }, tl;
 	const void *src = NULL;
 	void *tmp = NULL, *cur = NULL;
 	bool locked = false;

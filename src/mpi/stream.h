@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "datatype.h"
 #include "internal.h"
 #include "stream-triggering.h"
 
@@ -134,19 +135,10 @@ struct coll {
 	struct beat_watch *watch; /* per rank, used by the progress thread */
 };
 
-/*
- * The layout of a non-contiguous point-to-point buffer (stream_dtype.c):
- * segment i is bytes [off, off + len) from the user's buffer, packed
- * bytes [pos, pos + len) of the message; in type-map order, adjacent
- * segments coalesced. seg == NULL: the data is contiguous.
- */
-struct seg {
-	int64_t off;
-	uint64_t len, pos;
-};
+/* The layout of a point-to-point buffer (datatype.h): map.seg == NULL,
+ * the data is contiguous */
 struct dlayout {
-	struct seg *seg;
-	uint64_t nseg;
+	struct dt_map map;
 	uint8_t *bounce; /* sender: min(size, CHAN_CHUNK) bytes to gather in */
 };
 
@@ -221,15 +213,6 @@ void chan_credit(struct chan *c);
  * credit to chan_credit. */
 int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 	      const struct dlayout *dl, bool (*handover)(void *), void *arg);
-
-/* stream_dtype.c (dtype_gather, dtype_scatter: progress thread) */
-int dtype_layout(const void *buf, MPI_Count count, MPI_Datatype dt, bool sender,
-		 uint8_t **first, uint64_t *bytes, struct dlayout *dl);
-void dtype_free(struct dlayout *dl);
-void dtype_gather(const struct dlayout *dl, const uint8_t *buf, uint64_t pos,
-		  void *dst, uint64_t n);
-void dtype_scatter(const struct dlayout *dl, uint8_t *buf, uint64_t pos,
-		   const void *src, uint64_t n);
 
 /* stream_beat.c; stream_peer_dead: this thread's last failed wait was
  * on a peer found dead (for the queue's message) */

@@ -325,8 +325,8 @@ uint64_t chan_flag(uint64_t k, uint64_t len)
 static void copy_in(cxl_pool *p, uint8_t *dst, const uint8_t *src, uint64_t pos,
 		    uint64_t n, const struct dlayout *dl)
 {
-	if (dl->seg) {
-		dtype_gather(dl, src, pos, dl->bounce, n);
+	if (dl->map.seg) {
+		dt_gather(&dl->map, src, pos, dl->bounce, n);
 		cxl_copy_to_pool(p, dst, dl->bounce, n);
 	} else {
 		cxl_copy_to_pool(p, dst, src + pos, n);
@@ -342,10 +342,10 @@ static void copy_in(cxl_pool *p, uint8_t *dst, const uint8_t *src, uint64_t pos,
 static void copy_out(cxl_pool *p, uint8_t *dst, const uint8_t *src,
 		     uint64_t pos, uint64_t n, const struct dlayout *dl)
 {
-	if (dl->seg) {
+	if (dl->map.seg) {
 		/* read the sender's data from the pool, not stale lines */
 		cxl_inval(p, src, n);
-		dtype_scatter(dl, dst, pos, src, n);
+		dt_scatter(&dl->map, dst, pos, src, n);
 	} else {
 		cxl_copy_from_pool(p, dst + pos, src, n);
 	}
@@ -371,8 +371,8 @@ static void send_small(struct chan *c, uint64_t *hdr, uint64_t k,
 	/* the payload the lines hold, padded with zeros */
 	size_t room = CHAN_INLINE + (size_t)(nl - 1) * CHAN_LINE_DATA;
 
-	if (dl->seg)
-		dtype_gather(dl, src, 0, w, len);
+	if (dl->map.seg)
+		dt_gather(&dl->map, src, 0, w, len);
 	else
 		memcpy(w, src, len);
 	memset((uint8_t *)w + len, 0, room - len);
@@ -594,8 +594,8 @@ int chan_recv(struct chan *c, uint64_t k, void *dst, uint64_t max,
 		return MPI_ERR_OTHER;
 	if (len <= smax) {
 		/* copied out of the lines the last poll invalidated */
-		if (dl->seg)
-			dtype_scatter(dl, dst, 0, sw, len);
+		if (dl->map.seg)
+			dt_scatter(&dl->map, dst, 0, sw, len);
 		else
 			memcpy(dst, sw, len);
 	} else {

@@ -574,7 +574,7 @@ static int gpu_start(struct queue_head *h, MPIS_Request r, uint64_t k)
 	uint64_t known;
 	int rc;
 
-	if (r->lay.seg)
+	if (r->lay.map.seg)
 		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
 				   "GPU_MEM_OPS: request of a non-contiguous "
 				   "datatype; the GPU queue copies contiguous "

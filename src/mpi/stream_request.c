@@ -2,7 +2,7 @@
 /*
  * MPIS_Request: creation (persistent send, receive, barrier, allreduce),
  * waiting for an MPIS_Imatch request, and freeing. Point-to-point data
- * may have any datatype: its layout is computed here (stream_dtype.c),
+ * may have any datatype: its layout is computed here (datatype.h),
  * so that the progress thread copies bytes and makes no MPI call.
  * Collective data must be contiguous.
  */
@@ -21,33 +21,94 @@ void MPIS_Hello_world(void)
 	printf("Hello world!\n");
 }
 
+/* count elements of dt: its span, or the failure's cause */
+static int span(MPI_Count count, MPI_Datatype dt, struct dt_span *sp)
+{
+	int rc = dt_span_of(dt, count, sp);
+
+	if (rc == MPI_ERR_TYPE)
+		return stream_fail(rc, "the datatype is null or not committed; "
+				       "call MPI_Type_commit first");
+	if (rc)
+		return stream_fail(rc,
+				   "count %lld of the datatype is negative "
+				   "or its data is beyond the address "
+				   "space; check the count",
+				   (long long)count);
+	if (sp->bytes > (MPI_Count)STREAM_MAX_BYTES)
+		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
+				   "a stream request carries at most %llu "
+				   "bytes (count %lld x type size %lld); "
+				   "split the message",
+				   (unsigned long long)STREAM_MAX_BYTES,
+				   (long long)count, (long long)sp->size);
+	return MPIS_SUCCESS;
+}
+
 /* Bytes of count elements of a contiguous datatype, and the offset of
  * the first byte; MPIS_UNSUPPORTED_BEHAVIOR if it is not contiguous
  * (collectives: the reduction works on the buffer in place). */
 static int contiguous(MPI_Count count, MPI_Datatype dt, uint64_t *bytes,
 		      MPI_Count *lb)
 {
-	MPI_Count size, tlb, text, xlb, xext;
+	struct dt_span sp;
+	int rc = span(count, dt, &sp);
 
-	if (count < 0)
-		return MPI_ERR_COUNT;
-	if (dt == MPI_DATATYPE_NULL)
-		return MPI_ERR_TYPE;
-	PMPI_Type_size_x(dt, &size);
-	PMPI_Type_get_true_extent_x(dt, &tlb, &text);
-	PMPI_Type_get_extent_x(dt, &xlb, &xext);
-	if (size != text || (count > 1 && size != xext))
+	if (rc)
+		return rc;
+	if (!sp.contig)
 		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
 				   "stream collectives need a contiguous "
 				   "datatype; pack the data first");
-	if (size && (uint64_t)count > STREAM_MAX_BYTES / (uint64_t)size)
-		return stream_fail(MPIS_UNSUPPORTED_BEHAVIOR,
-				   "a stream request carries at most %llu "
-				   "bytes",
-				   (unsigned long long)STREAM_MAX_BYTES);
-	*bytes = (uint64_t)count * (uint64_t)size;
-	*lb = tlb;
+	*bytes = (uint64_t)sp.bytes;
+	*lb = sp.lo;
 	return MPIS_SUCCESS;
+}
+
+/* The layout of a point-to-point buffer: *first is its first data byte
+ * if it is contiguous; a sender of non-contiguous data gets a bounce
+ * buffer to gather a chunk in. */
+static int p2p_layout(const void *buf, MPI_Count count, MPI_Datatype dt,
+		      bool sender, uint8_t **first, uint64_t *bytes,
+		      struct dlayout *dl)
+{
+	struct dt_span sp;
+	char why[256];
+	int rc = span(count, dt, &sp);
+
+	memset(dl, 0, sizeof(*dl));
+	*first = (uint8_t *)buf;
+	if (rc)
+		return rc;
+	*bytes = (uint64_t)sp.bytes;
+	if (!*bytes)
+		return MPIS_SUCCESS;
+	rc = dt_map_of(&sp, STREAM_MAX_SEGS, STREAM_MAX_BYTES, &dl->map, why,
+		       sizeof(why));
+	if (rc)
+		return stream_fail(rc == DT_ELIMIT ? MPIS_UNSUPPORTED_BEHAVIOR
+						   : rc,
+				   "%s", why);
+	if (!dl->map.seg) {
+		*first = (uint8_t *)buf + dl->map.first;
+		return MPIS_SUCCESS;
+	}
+	if (sender &&
+	    !(dl->bounce = malloc(*bytes < CHAN_CHUNK ? *bytes : CHAN_CHUNK))) {
+		dt_map_free(&dl->map);
+		return stream_fail(MPI_ERR_NO_MEM,
+				   "no memory for the %llu-byte bounce buffer "
+				   "of a non-contiguous send; pack the data",
+				   (unsigned long long)CHAN_CHUNK);
+	}
+	return MPIS_SUCCESS;
+}
+
+static void p2p_layout_free(struct dlayout *dl)
+{
+	dt_map_free(&dl->map);
+	free(dl->bounce);
+	dl->bounce = NULL;
 }
 
 static int p2p_init(int kind, const void *buf, MPI_Count count, MPI_Datatype dt,
@@ -68,13 +129,12 @@ static int p2p_init(int kind, const void *buf, MPI_Count count, MPI_Datatype dt,
 				   "stream receives are matched once with one "
 				   "sender: give a source rank and a tag, not "
 				   "MPI_ANY_SOURCE/MPI_ANY_TAG");
-	rc = dtype_layout(buf, count, dt, kind == SR_SEND, &first, &bytes,
-			  &lay);
+	rc = p2p_layout(buf, count, dt, kind == SR_SEND, &first, &bytes, &lay);
 	if (rc)
 		return rc;
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		dtype_free(&lay);
+		p2p_layout_free(&lay);
 		return MPI_ERR_NO_MEM;
 	}
 	r->kind = kind;
@@ -255,7 +315,7 @@ int MPIS_Request_free(MPIS_Request *req)
 	/* a collective that never joined may still hold rank 0's name */
 	if (r->kind == SR_BARRIER || r->kind == SR_ALLREDUCE)
 		coll_close(&r->co);
-	dtype_free(&r->lay);
+	p2p_layout_free(&r->lay);
 	free(r);
 	*req = MPIS_REQUEST_NULL;
 	return MPIS_SUCCESS;
