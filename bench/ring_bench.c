@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/benchopts.h"
 #include "common/toolutil.h"
 #include "ring_bench.h"
 
@@ -32,11 +33,14 @@ static const struct plan full_plan = { 1000, 21, 2000, 1024, 200000 };
 static const struct plan quick_plan = { 100, 7, 200, 256, 20000 };
 
 struct args {
-	const char *pool; /* NULL: CXL_POOL, else a temporary pool */
-	const char *csv;
-	enum cxl_coh_mode modes[MAX_MODES];
-	unsigned nmodes;
-	bool quick;
+	struct bench_opts b; /* --pool, --size, --mode, --csv, --quick */
+};
+
+/* the modes ring_bench runs, in the order it runs them */
+static const enum cxl_coh_mode mode_order[MAX_MODES] = {
+	CXL_COH_FLUSH,
+	CXL_COH_EMULATED,
+	CXL_COH_COHERENT,
 };
 
 static char tmp_dir[128]; /* temporary pool directory, "" when none */
@@ -57,6 +61,7 @@ static void usage(FILE *f)
 	      "  --pool PATH  pool to use (default: CXL_POOL, else a\n"
 	      "               temporary 16 MiB pool in /dev/shm,\n"
 	      "               removed at exit)\n"
+	      "  --size SIZE  size of a pool ring_bench creates, e.g. 64M\n"
 	      "  --csv FILE   also write a CSV row per mode and size\n"
 	      "  --quick      fewer iterations (about a second)\n"
 	      "  --help       this text\n"
@@ -68,80 +73,31 @@ static void usage(FILE *f)
 
 /* ---- options and the pool ------------------------------------------------ */
 
-static int parse_modes(const char *arg, struct args *a)
-{
-	static const enum cxl_coh_mode ok[] = {
-		CXL_COH_COHERENT,
-		CXL_COH_FLUSH,
-		CXL_COH_EMULATED,
-	};
-	const char *s = arg;
-
-	a->nmodes = 0;
-	while (*s) {
-		size_t n = strcspn(s, ","), i, j;
-
-		for (i = 0; i < MAX_MODES; i++)
-			if (n == strlen(cxl_coh_mode_name(ok[i])) &&
-			    !strncmp(s, cxl_coh_mode_name(ok[i]), n))
-				break;
-		if (i == MAX_MODES) {
-			fprintf(stderr,
-				"ring_bench: --mode '%s': '%.*s' is "
-				"not a mode ring_bench runs; use coherent, "
-				"flush or emulated, or a comma list of them "
-				"(uncached rings behave as in flush mode)\n",
-				arg, (int)n, s);
-			return -1;
-		}
-		for (j = 0; j < a->nmodes && a->modes[j] != ok[i]; j++)
-			;
-		if (j == a->nmodes)
-			a->modes[a->nmodes++] = ok[i];
-		s += n;
-		s += *s == ',';
-	}
-	if (!a->nmodes) {
-		fprintf(stderr, "ring_bench: --mode is empty; give coherent, "
-				"flush or emulated, or a comma list\n");
-		return -1;
-	}
-	return 0;
-}
-
 /* Returns 0 to run, 1 after --help, 2 on a usage error. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "pool", required_argument, NULL, 'p' },
-		{ "csv", required_argument, NULL, 'c' },
-		{ "quick", no_argument, NULL, 'q' },
+		BENCH_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
+	unsigned ok = 0;
+
 	memset(a, 0, sizeof(*a));
-	a->modes[a->nmodes++] = CXL_COH_FLUSH;
-	a->modes[a->nmodes++] = CXL_COH_EMULATED;
-	a->modes[a->nmodes++] = CXL_COH_COHERENT;
+	for (unsigned i = 0; i < MAX_MODES; i++)
+		ok |= 1u << mode_order[i];
 	opterr = 0; /* our messages say how to fix the command line */
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		/* uncached rings behave as in flush mode: not offered */
+		int took = bench_opt_take("ring_bench", c, optarg, ok, &a->b);
+
+		if (took < 0)
+			return 2;
+		if (took)
+			continue;
 		switch (c) {
-		case 'm':
-			if (parse_modes(optarg, a))
-				return 2;
-			break;
-		case 'p':
-			a->pool = optarg;
-			break;
-		case 'c':
-			a->csv = optarg;
-			break;
-		case 'q':
-			a->quick = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -153,13 +109,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (optind < argc)
 		return tool_usage_error("ring_bench", 0, argv[optind]);
 	return 0;
-}
-
-/* Environment first (cxl_opts_from_env), then the command line. */
-static int setup_opts(const struct args *a, struct cxl_pool_opts *o)
-{
-	return tool_pool_opts("ring_bench", a->pool, o, tmp_dir,
-			      sizeof(tmp_dir));
 }
 
 int main(int argc, char **argv)
@@ -174,11 +123,15 @@ int main(int argc, char **argv)
 
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc == 1 ? 0 : 2;
+	if (!a.b.modes)
+		a.b.modes = ~0u;
 	tool_catch_signals(on_signal);
-	bx.pl = a.quick ? &quick_plan : &full_plan;
-	if (setup_opts(&a, &bx.opts) ||
-	    (a.csv &&
-	     !(bx.csv = tool_csv_open("ring_bench", a.csv, csv_header))))
+	bx.pl = a.b.quick ? &quick_plan : &full_plan;
+	/* a temporary pool: the library's default size and capacity */
+	if (bench_pool_opts("ring_bench", &a.b, 0, 0, &bx.opts, tmp_dir,
+			    sizeof(tmp_dir)) ||
+	    (a.b.csv &&
+	     !(bx.csv = tool_csv_open("ring_bench", a.b.csv, csv_header))))
 		goto out;
 	if (getloadavg(&load, 1) != 1)
 		load = -1;
@@ -186,7 +139,7 @@ int main(int argc, char **argv)
 	       "load average %.2f (both hosts spin: a loaded machine inflates "
 	       "latencies)\n",
 	       bx.opts.path, tmp_dir[0] ? "temporary" : "existing or created",
-	       bx.opts.job, a.quick ? "quick" : "full",
+	       bx.opts.job, a.b.quick ? "quick" : "full",
 	       sysconf(_SC_NPROCESSORS_ONLN), load);
 	printf("ring_bench: host 0 = this process, host 1 = a forked child; "
 	       "one ring per direction, %u cells, poll_lines %u, head_batch "
@@ -197,10 +150,13 @@ int main(int argc, char **argv)
 	       "%u round trips; streaming %u warm-up + %u timed messages\n",
 	       bx.pl->pp_warmup, bx.pl->pp_batches, bx.pl->pp_rounds,
 	       bx.pl->st_warmup, bx.pl->st_msgs);
-	for (unsigned i = 0; i < a.nmodes; i++) {
-		struct mode_run *mr = &bx.runs[bx.nruns++];
+	for (unsigned i = 0; i < MAX_MODES; i++) {
+		struct mode_run *mr;
 
-		mr->mode = a.modes[i];
+		if (!(a.b.modes & 1u << mode_order[i]))
+			continue;
+		mr = &bx.runs[bx.nruns++];
+		mr->mode = mode_order[i];
 		if (run_mode(&bx, mr)) {
 			failed = true;
 			break;
@@ -213,16 +169,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ring_bench: no mode was measured (see "
 				"above); pick another --mode\n");
 	status = failed || !done;
-	if (tool_csv_close("ring_bench", &bx.csv, a.csv))
+	if (tool_csv_close("ring_bench", &bx.csv, a.b.csv))
 		status = 1;
-	else if (a.csv && done)
-		printf("\nring_bench: results written to %s\n", a.csv);
+	else if (a.b.csv && done)
+		printf("\nring_bench: results written to %s\n", a.b.csv);
 	if (done)
 		printf("ring_bench: total %.1f s\n",
 		       (double)(cxl_now_ns() - t0) / 1e9);
 out:
 	child_kill();
-	tool_csv_close("ring_bench", &bx.csv, a.csv);
+	tool_csv_close("ring_bench", &bx.csv, a.b.csv);
 	tool_tmp_pool_remove("ring_bench", tmp_dir);
 	if (interrupted) {
 		fprintf(stderr, "ring_bench: interrupted by signal %d\n",

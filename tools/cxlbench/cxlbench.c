@@ -31,7 +31,6 @@ volatile sig_atomic_t bench_interrupted;
 
 #define TMP_POOL_SIZE (256ull << 20)
 #define TMP_CAPACITY 4096u /* objects: the pool holds just one */
-#define MIN_SIZE (16ull << 20)
 #define MIN_CHUNK (64u << 10)
 #define MAX_THREADS 1024u
 #define MAX_RUNS 8
@@ -58,12 +57,8 @@ static const struct bench_plan quick_plan = {
 };
 
 struct args {
-	const char *pool; /* --pool; NULL: CXL_POOL or a temporary pool */
-	uint64_t size;	  /* --size; 0: not given */
-	unsigned modes;	  /* --mode: bits 1 << enum cxl_coh_mode; 0: unset */
-	const char *csv;  /* --csv */
-	bool quick;
-	unsigned threads; /* --threads */
+	struct bench_opts b; /* --pool, --size, --mode, --csv, --quick */
+	unsigned threads;    /* --threads */
 };
 
 /* One attachment to measure. */
@@ -136,96 +131,17 @@ static void lib_err(const char *what, int rc)
 
 /* ---- options ----------------------------------------------------------- */
 
-int bench_parse_modes(const char *arg, unsigned *mask)
-{
-	const char *s = arg;
-
-	*mask = 0;
-	while (*s) {
-		size_t n = strcspn(s, ",");
-		int m;
-
-		for (m = CXL_COH_COHERENT; m <= CXL_COH_EMULATED; m++) {
-			const char *name = cxl_coh_mode_name(m);
-
-			if (n == strlen(name) && !strncmp(s, name, n))
-				break;
-		}
-		if (m > CXL_COH_EMULATED) {
-			fprintf(stderr,
-				"cxlbench: --mode '%s': '%.*s' is "
-				"not a coherence mode; use coherent, flush, "
-				"uncached or emulated, or a comma list of "
-				"them\n",
-				arg, (int)n, s);
-			return -1;
-		}
-		*mask |= 1u << m;
-		s += n;
-		s += *s == ',';
-	}
-	if (!*mask) {
-		fprintf(stderr,
-			"cxlbench: --mode is empty; give coherent, "
-			"flush, uncached or emulated, or a comma list\n");
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_threads(const char *arg, unsigned *out)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (*arg < '0' || *arg > '9' || *end || errno || v < 1 ||
-	    v > MAX_THREADS) {
-		fprintf(stderr,
-			"cxlbench: --threads '%s' is invalid; give a "
-			"number from 1 to %u\n",
-			arg, MAX_THREADS);
-		return -1;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
-static int parse_size(const char *arg, uint64_t *out)
-{
-	if (cxl_parse_size(arg, out) != CXL_OK) {
-		fprintf(stderr,
-			"cxlbench: --size '%s' is not a size; use a "
-			"number with an optional K/M/G suffix, e.g. 512M\n",
-			arg);
-		return -1;
-	}
-	if (*out < MIN_SIZE || *out % (2u << 20)) {
-		fprintf(stderr,
-			"cxlbench: --size %s: a pool must be a "
-			"multiple of 2 MiB, and cxlbench needs at least "
-			"16 MiB; e.g. --size 256M\n",
-			arg);
-		return -1;
-	}
-	return 0;
-}
-
 /* Returns 0 to run, 1 after --help, 2 on a usage error. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option longopts[] = {
-		{ "pool", required_argument, NULL, 'p' },
-		{ "size", required_argument, NULL, 's' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "csv", required_argument, NULL, 'c' },
-		{ "quick", no_argument, NULL, 'q' },
+		BENCH_LONGOPTS,
 		{ "threads", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t v;
 	int c;
 
 	memset(a, 0, sizeof(*a));
@@ -234,27 +150,19 @@ static int parse_args(int argc, char **argv, struct args *a)
 					  : (unsigned)ncpu;
 	opterr = 0; /* our messages say how to fix the command line */
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		int took = bench_opt_take("cxlbench", c, optarg,
+					  BENCH_ALL_MODES, &a->b);
+
+		if (took < 0)
+			return 2;
+		if (took)
+			continue;
 		switch (c) {
-		case 'p':
-			a->pool = optarg;
-			break;
-		case 's':
-			if (parse_size(optarg, &a->size))
-				return 2;
-			break;
-		case 'm':
-			if (bench_parse_modes(optarg, &a->modes))
-				return 2;
-			break;
-		case 'c':
-			a->csv = optarg;
-			break;
-		case 'q':
-			a->quick = true;
-			break;
 		case 't':
-			if (parse_threads(optarg, &a->threads))
+			if (bench_parse_uint("cxlbench", "--threads", optarg, 1,
+					     MAX_THREADS, &v))
 				return 2;
+			a->threads = (unsigned)v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -271,22 +179,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 /* ---- the pool ---------------------------------------------------------- */
 
-/* Environment first (cxl_opts_from_env), then the command line. */
-static int setup_opts(const struct args *a, struct cxl_pool_opts *o)
-{
-	if (tool_pool_opts("cxlbench", a->pool, o, tmp_dir, sizeof(tmp_dir)))
-		return -1;
-	/* Small defaults for a temporary pool that holds one object,
-	 * unless the environment asks otherwise. */
-	if (tmp_dir[0] && !getenv("CXL_POOL_SIZE"))
-		o->size = TMP_POOL_SIZE;
-	if (tmp_dir[0] && !getenv("CXL_ARENA_CAPACITY"))
-		o->capacity = TMP_CAPACITY;
-	if (a->size)
-		o->size = a->size;
-	return 0;
-}
-
 /*
  * The attachments to measure, in mode order. Flush mode runs once per flush
  * instruction of this CPU, unless CXL_FLUSH_INSN chose one. Uncached mode
@@ -302,7 +194,7 @@ static size_t plan_runs(const struct args *a, const struct cxl_pool_opts *o,
 		CXL_FLUSH_CLFLUSH,
 	};
 	const int have[] = { f->clflushopt, f->clwb, f->clflush };
-	unsigned modes = a->modes;
+	unsigned modes = a->b.modes;
 	size_t n = 0;
 
 	if (!modes)
@@ -385,7 +277,7 @@ static void print_machine(const struct args *a, const struct cxl_pool_opts *o)
 	       : o->create ? "if missing: "
 			   : "",
 	       tmp_dir[0] || o->create ? sz : "existing", o->job,
-	       a->quick ? "quick" : "full");
+	       a->b.quick ? "quick" : "full");
 }
 
 /*
@@ -573,13 +465,14 @@ int main(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, &a)))
 		return rc == 1 ? 0 : 2;
 	tool_catch_signals(on_signal);
-	if (setup_opts(&a, &bx.opts))
+	if (bench_pool_opts("cxlbench", &a.b, TMP_POOL_SIZE, TMP_CAPACITY,
+			    &bx.opts, tmp_dir, sizeof(tmp_dir)))
 		goto out;
-	bx.plan = a.quick ? quick_plan : full_plan;
+	bx.plan = a.b.quick ? quick_plan : full_plan;
 	bx.plan.max_threads = a.threads;
 	snprintf(bx.obj_name, sizeof(bx.obj_name), "cxlbench-%d",
 		 (int)getpid());
-	if (a.csv && bench_csv_open(&bx.results, a.csv))
+	if (a.b.csv && bench_csv_open(&bx.results, a.b.csv))
 		goto out;
 	cxl_cpu_features_get(&f);
 	nruns = plan_runs(&a, &bx.opts, &f, runs);
@@ -593,12 +486,12 @@ int main(int argc, char **argv)
 	if (bx.results.n)
 		bench_print_tables(&bx.results);
 	status = done > 0 ? 0 : 1;
-	if (bench_csv_close(&bx.results, a.csv))
+	if (bench_csv_close(&bx.results, a.b.csv))
 		status = 1;
-	else if (a.csv && done > 0)
-		printf("\ncxlbench: results written to %s\n", a.csv);
+	else if (a.b.csv && done > 0)
+		printf("\ncxlbench: results written to %s\n", a.b.csv);
 out:
-	bench_csv_close(&bx.results, a.csv);
+	bench_csv_close(&bx.results, a.b.csv);
 	bench_results_free(&bx.results);
 	bench_scratch_free(&bx.scratch);
 	free(bx.dram);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/benchopts.h"
 #include "common/toolutil.h"
 #include "cxlshm/cxlshm.h"
 
@@ -72,7 +73,6 @@ struct bench_results {
 };
 
 /* cxlbench.c */
-int bench_parse_modes(const char *arg, unsigned *mask);
 void bench_print_host(void); /* host, CPU model, CPUs, flush instructions */
 
 /* cxlbench_run.c */

@@ -46,12 +46,9 @@ enum mix {
 static const char *const mix_name[NMIX] = { "R", "3:1", "2:1", "1:1", "NT-W" };
 
 struct loaded_args {
-	const char *pool;
-	unsigned modes;
-	const char *csv;
-	bool quick;
-	unsigned loaders; /* load threads; 0: one per other CPU */
-	unsigned mixes;	  /* bits 1 << enum mix */
+	struct bench_opts b; /* --pool, --size, --mode, --csv, --quick */
+	unsigned loaders;    /* load threads; 0: one per other CPU */
+	unsigned mixes;	     /* bits 1 << enum mix */
 };
 
 struct medium {
@@ -241,44 +238,33 @@ static struct point measure(const struct medium *m, enum mix mix,
 static int parse(int argc, char **argv, struct loaded_args *a)
 {
 	static const struct option opts[] = {
-		{ "pool", required_argument, NULL, 'p' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "csv", required_argument, NULL, 'c' },
-		{ "quick", no_argument, NULL, 'q' },
+		BENCH_LONGOPTS,
 		{ "threads", required_argument, NULL, 't' },
 		{ "mix", required_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint64_t v;
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	a->mixes = (1u << NMIX) - 1;
+	opterr = 0; /* our messages say how to fix the command line */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		int took = bench_opt_take("cxlbench loaded", c, optarg,
+					  BENCH_ALL_MODES, &a->b);
+
+		if (took < 0)
+			return 2;
+		if (took)
+			continue;
 		switch (c) {
-		case 'p':
-			a->pool = optarg;
-			break;
-		case 'm':
-			if (bench_parse_modes(optarg, &a->modes))
-				return 2;
-			break;
-		case 'c':
-			a->csv = optarg;
-			break;
-		case 'q':
-			a->quick = true;
-			break;
 		case 't':
-			a->loaders = (unsigned)atoi(optarg);
-			if (a->loaders < 1 || a->loaders > MAX_LOADERS) {
-				fprintf(stderr,
-					"cxlbench loaded: --threads %s: give "
-					"1 to %d load threads\n",
-					optarg, MAX_LOADERS);
+			if (bench_parse_uint("cxlbench loaded", "--threads",
+					     optarg, 1, MAX_LOADERS, &v))
 				return 2;
-			}
+			a->loaders = (unsigned)v;
 			break;
 		case 'x':
 			a->mixes = 0;
@@ -294,10 +280,10 @@ static int parse(int argc, char **argv, struct loaded_args *a)
 			}
 			break;
 		case 'h':
-			printf("usage: cxlbench loaded [--pool POOL] [--mode "
-			       "M,...] [--mix R,3:1,2:1,1:1,NT-W]\n"
-			       "         [--threads N] [--quick] [--csv "
-			       "FILE]\n"
+			printf("usage: cxlbench loaded [--pool POOL] [--size "
+			       "SIZE] [--mode M,...]\n"
+			       "         [--mix R,3:1,2:1,1:1,NT-W] "
+			       "[--threads N] [--quick] [--csv FILE]\n"
 			       "Latency of a pointer chase while N load "
 			       "threads stream over the same medium\n"
 			       "at falling injection delays: the pool's "
@@ -313,8 +299,8 @@ static int parse(int argc, char **argv, struct loaded_args *a)
 	}
 	if (optind < argc)
 		return tool_usage_error("cxlbench loaded", 0, argv[optind]);
-	if (!a->modes)
-		a->modes = 1u << CXL_COH_COHERENT | 1u << CXL_COH_FLUSH;
+	if (!a->b.modes)
+		a->b.modes = 1u << CXL_COH_COHERENT | 1u << CXL_COH_FLUSH;
 	return 0;
 }
 
@@ -325,9 +311,9 @@ static void run_medium(const struct loaded_args *a, const struct medium *m,
 	static const unsigned full[] = { 4096, 2048, 1024, 512, 256,
 					 128,  64,   32,   8,	0 };
 	static const unsigned quick[] = { 2048, 256, 32, 0 };
-	const unsigned *delays = a->quick ? quick : full;
-	unsigned nd = a->quick ? 4 : 10;
-	uint64_t loads = a->quick ? 200000 : 1000000;
+	const unsigned *delays = a->b.quick ? quick : full;
+	unsigned nd = a->b.quick ? 4 : 10;
+	uint64_t loads = a->b.quick ? 200000 : 1000000;
 
 	for (int mix = 0; mix < NMIX && !bench_interrupted; mix++) {
 		if (!(a->mixes & 1u << mix))
@@ -365,7 +351,7 @@ int cxlbench_loaded_main(int argc, char **argv)
 	struct loaded_args a;
 	struct cxl_pool_opts base;
 	unsigned cpus[MAX_LOADERS + 1], ncpu, nload;
-	uint64_t chase_bytes, traffic_bytes;
+	uint64_t chase_bytes, traffic_bytes, need;
 	char tmp[256] = "";
 	FILE *csv = NULL;
 	int rc, status = 1, failed = 0;
@@ -396,17 +382,24 @@ int cxlbench_loaded_main(int argc, char **argv)
 		       "socket)\n",
 		       ncpu - 1, ncpu == 2 ? "" : "s", ncpu - 1,
 		       ncpu == 2 ? "" : "s");
-	chase_bytes = a.quick ? 64ull << 20 : 256ull << 20;
-	traffic_bytes = a.quick ? 64ull << 20 : 256ull << 20;
-	if (tool_pool_opts("cxlbench", a.pool, &base, tmp, sizeof(tmp)))
+	chase_bytes = a.b.quick ? 64ull << 20 : 256ull << 20;
+	traffic_bytes = a.b.quick ? 64ull << 20 : 256ull << 20;
+	need = chase_bytes + nload * traffic_bytes + (64ull << 20);
+	if (bench_pool_opts("cxlbench loaded", &a.b, need + (192ull << 20), 64,
+			    &base, tmp, sizeof(tmp)))
 		return 1;
-	if (!base.size ||
-	    base.size < chase_bytes + nload * traffic_bytes + (64ull << 20))
-		base.size =
-			chase_bytes + nload * traffic_bytes + (256ull << 20);
-	base.capacity = 64;
-	if (a.csv && !(csv = fopen(a.csv, "w"))) {
-		fprintf(stderr, "cxlbench loaded: cannot create %s\n", a.csv);
+	if ((tmp[0] || base.create) && base.size < need) {
+		fprintf(stderr,
+			"cxlbench loaded: a pool of %llu MiB is too small for "
+			"the chase region and %u load regions; give --size "
+			"%lluM or more (or unset CXL_POOL_SIZE)\n",
+			(unsigned long long)(base.size >> 20), nload,
+			(unsigned long long)(need >> 20));
+		status = 2; /* a usage error */
+		goto out;
+	}
+	if (a.b.csv && !(csv = fopen(a.b.csv, "w"))) {
+		fprintf(stderr, "cxlbench loaded: cannot create %s\n", a.b.csv);
 		goto out;
 	}
 	if (csv)
@@ -435,7 +428,7 @@ int cxlbench_loaded_main(int argc, char **argv)
 		char label[64];
 		cxl_pool *p;
 
-		if (!(a.modes & 1u << mode))
+		if (!(a.b.modes & 1u << mode))
 			continue;
 		/* a mode that cannot run fails the command, after the others */
 		if (stream_attach(&base, (enum cxl_coh_mode)mode, true, &p,
@@ -466,7 +459,7 @@ int cxlbench_loaded_main(int argc, char **argv)
 	}
 	status = bench_interrupted ? 130 : failed;
 	if (csv)
-		printf("\ncxlbench loaded: results written to %s\n", a.csv);
+		printf("\ncxlbench loaded: results written to %s\n", a.b.csv);
 out:
 	if (csv)
 		fclose(csv);

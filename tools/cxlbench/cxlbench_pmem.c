@@ -309,12 +309,12 @@ int cxlbench_pmem_main(int argc, char **argv)
 	n = stream_pick_n(&a);
 	if (stream_setup_pool(&a, &o, tmp_dir, sizeof(tmp_dir), n))
 		goto out;
-	if (a.csv && stream_csv_open(&rows, a.csv))
+	if (a.b.csv && stream_csv_open(&rows, a.b.csv))
 		goto out;
 	if (a.omit_flush)
 		printf("cxlbench pmem: --omit-flush: the cxl rows do NOT write "
 		       "back (fault injection)\n");
-	modes = a.modes	     ? a.modes
+	modes = a.b.modes    ? a.b.modes
 		: o.mode_set ? 1u << o.mode
 			     : 1u << CXL_COH_FLUSH;
 	if (run_dram(n, a.ntimes, &rows, &valid) ||
@@ -330,10 +330,10 @@ int cxlbench_pmem_main(int argc, char **argv)
 		printf("\ncxlbench pmem: VALIDATION FAILED (see 'Failed "
 		       "Validation' above)\n");
 out:
-	if (stream_csv_close(&rows, a.csv))
+	if (stream_csv_close(&rows, a.b.csv))
 		status = 1;
-	else if (a.csv && rows.n)
-		printf("\ncxlbench pmem: results written to %s\n", a.csv);
+	else if (a.b.csv && rows.n)
+		printf("\ncxlbench pmem: results written to %s\n", a.b.csv);
 	stream_rows_free(&rows);
 	tool_tmp_pool_remove("cxlbench", tmp_dir);
 	if (bench_interrupted)

@@ -86,17 +86,6 @@ static int bad_value(const char *cmd, const char *opt, const char *arg,
 	return 2;
 }
 
-static int parse_u64(const char *arg, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	if (*arg < '0' || *arg > '9')
-		return -1;
-	*out = strtoull(arg, &end, 10);
-	return errno || *end ? -1 : 0;
-}
-
 static int parse_ratios(const char *arg, struct stream_args *a)
 {
 	const char *s = arg;
@@ -124,11 +113,7 @@ static int parse_ratios(const char *arg, struct stream_args *a)
 int stream_parse_args(int argc, char **argv, struct stream_args *a)
 {
 	static const struct option longopts[] = {
-		{ "pool", required_argument, NULL, 'p' },
-		{ "size", required_argument, NULL, 's' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "csv", required_argument, NULL, 'c' },
-		{ "quick", no_argument, NULL, 'q' },
+		BENCH_LONGOPTS,
 		{ "n", required_argument, NULL, 'n' },
 		{ "ntimes", required_argument, NULL, 'k' },
 		{ "ratios", required_argument, NULL, 'r' },
@@ -153,40 +138,26 @@ int stream_parse_args(int argc, char **argv, struct stream_args *a)
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		int took =
+			bench_opt_take(prog, c, optarg, BENCH_ALL_MODES, &a->b);
+
+		if (took < 0)
+			return 2;
+		if (took)
+			continue;
 		switch (c) {
-		case 'p':
-			a->pool = optarg;
-			break;
-		case 's':
-			if (cxl_parse_size(optarg, &a->size) ||
-			    a->size < (16ull << 20) || a->size % (2u << 20))
-				return bad_value(cmd, "--size", optarg,
-						 "give a multiple of 2 MiB of "
-						 "at least 16M, e.g. 1G");
-			break;
-		case 'm':
-			if (bench_parse_modes(optarg, &a->modes))
-				return 2;
-			break;
-		case 'c':
-			a->csv = optarg;
-			break;
-		case 'q':
-			a->quick = true;
-			break;
 		case 'n':
-			if (parse_u64(optarg, &v) || v < 1024 ||
-			    v > (1ull << 34))
-				return bad_value(cmd, "--n", optarg,
-						 "give the doubles per array, "
-						 "from 1024 to 2^34");
+			/* doubles per array */
+			if (bench_parse_uint(prog, "--n", optarg, 1024,
+					     1ull << 34, &v))
+				return 2;
 			a->n = v;
 			break;
 		case 'k':
-			if (parse_u64(optarg, &v) || v < 2 || v > 1000)
-				return bad_value(cmd, "--ntimes", optarg,
-						 "give 2 to 1000 iterations "
-						 "(the first is excluded)");
+			/* iterations, the first excluded */
+			if (bench_parse_uint(prog, "--ntimes", optarg, 2, 1000,
+					     &v))
+				return 2;
 			a->ntimes = (unsigned)v;
 			break;
 		case 'r':
@@ -205,9 +176,9 @@ int stream_parse_args(int argc, char **argv, struct stream_args *a)
 			if (!stream)
 				return tool_usage_error(prog, c,
 							argv[optind - 1]);
-			if (parse_u64(optarg, &v) || v < 1 || v > 100)
-				return bad_value(cmd, "--rounds", optarg,
-						 "give 1 to 100 passes");
+			if (bench_parse_uint(prog, "--rounds", optarg, 1, 100,
+					     &v))
+				return 2;
 			a->rounds = (unsigned)v;
 			break;
 		case 'a':
@@ -238,7 +209,7 @@ int stream_parse_args(int argc, char **argv, struct stream_args *a)
 	if (optind < argc)
 		return tool_usage_error(prog, 0, argv[optind]);
 	if (!a->ntimes)
-		a->ntimes = a->quick ? QUICK_NTIMES : STREAM_NTIMES;
+		a->ntimes = a->b.quick ? QUICK_NTIMES : STREAM_NTIMES;
 	if (!a->rounds)
 		a->rounds = a->advise ? ADVISE_ROUNDS : 1;
 	return 0;
@@ -254,7 +225,7 @@ size_t stream_pick_n(const struct stream_args *a)
 	if (!sysfs)
 		llc = STREAM_LLC_DEFAULT;
 	rule = (4 * llc / sizeof(double) + 511) / 512 * 512;
-	n = a->n ? a->n : a->quick ? STREAM_QUICK_ELEMS : rule;
+	n = a->n ? a->n : a->b.quick ? STREAM_QUICK_ELEMS : rule;
 	bench_fmt_size(llc, l, sizeof(l));
 	bench_fmt_size(rule * sizeof(double), r, sizeof(r));
 	snprintf(got, sizeof(got), "%.1f MiB",
@@ -286,8 +257,6 @@ int stream_setup_pool(const struct stream_args *a, struct cxl_pool_opts *o,
 	char prog[32];
 
 	snprintf(prog, sizeof(prog), "cxlbench-%s", a->cmd);
-	if (tool_pool_opts(prog, a->pool, o, tmp_dir, cap))
-		return -1;
 	/* Buddy blocks are powers of two: four of them hold three arrays
 	 * and the metadata. */
 	while (block < n * sizeof(double))
@@ -295,13 +264,8 @@ int stream_setup_pool(const struct stream_args *a, struct cxl_pool_opts *o,
 	want = 8 * block;
 	if (want < MIN_TMP_POOL)
 		want = MIN_TMP_POOL;
-	if (tmp_dir[0] && !getenv("CXL_POOL_SIZE"))
-		o->size = want;
-	if (tmp_dir[0] && !getenv("CXL_ARENA_CAPACITY"))
-		o->capacity = TMP_CAPACITY;
-	if (a->size)
-		o->size = a->size;
-	return 0;
+	return bench_pool_opts(prog, &a->b, want, TMP_CAPACITY, o, tmp_dir,
+			       cap);
 }
 
 unsigned stream_default_modes(const struct cxl_pool_opts *o)
@@ -571,14 +535,14 @@ int cxlbench_stream_main(int argc, char **argv)
 	n = stream_pick_n(&a);
 	if (stream_setup_pool(&a, &o, tmp_dir, sizeof(tmp_dir), n))
 		goto out;
-	if (a.csv && stream_csv_open(&rows, a.csv))
+	if (a.b.csv && stream_csv_open(&rows, a.b.csv))
 		goto out;
 	if (a.omit_flush)
 		printf("cxlbench stream: --omit-flush: results are NOT written "
 		       "back (fault injection)\n");
-	modes = a.modes ? a.modes : stream_default_modes(&o);
+	modes = a.b.modes ? a.b.modes : stream_default_modes(&o);
 	rows.merge = a.rounds > 1;
-	if (a.advise && !a.modes) {
+	if (a.advise && !a.b.modes) {
 		/* the mode this pool attaches in by default */
 		if (run_mode(&o, 0, false, &a, n, &rows, &valid))
 			goto out;
@@ -602,10 +566,10 @@ int cxlbench_stream_main(int argc, char **argv)
 		printf("\ncxlbench stream: VALIDATION FAILED (see 'Failed "
 		       "Validation' above)\n");
 out:
-	if (stream_csv_close(&rows, a.csv))
+	if (stream_csv_close(&rows, a.b.csv))
 		status = 1;
-	else if (a.csv && rows.n)
-		printf("\ncxlbench stream: results written to %s\n", a.csv);
+	else if (a.b.csv && rows.n)
+		printf("\ncxlbench stream: results written to %s\n", a.b.csv);
 	stream_rows_free(&rows);
 	tool_tmp_pool_remove("cxlbench", tmp_dir);
 	if (bench_interrupted)

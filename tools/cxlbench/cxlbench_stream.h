@@ -11,17 +11,13 @@
 /* Options of both subcommands (pmem ignores the placement ones). */
 struct stream_args {
 	const char *cmd;       /* "stream" or "pmem" */
-	const char *pool;      /* --pool */
-	uint64_t size;	       /* --size */
-	unsigned modes;	       /* --mode: bits 1 << enum cxl_coh_mode */
-	const char *csv;       /* --csv */
+	struct bench_opts b;   /* --pool, --size, --mode, --csv, --quick */
 	const char *pmem_file; /* --pmem-file (pmem) */
-	bool quick;
-	bool advise;	 /* --advise (stream) */
-	bool omit_flush; /* --omit-flush: fault injection for the tests */
-	uint64_t n;	 /* --n; 0: from the LLC size */
-	unsigned ntimes; /* --ntimes */
-	unsigned rounds; /* --rounds: passes over the placements */
+	bool advise;	       /* --advise (stream) */
+	bool omit_flush;       /* --omit-flush: fault injection for the tests */
+	uint64_t n;	       /* --n; 0: from the LLC size */
+	unsigned ntimes;       /* --ntimes */
+	unsigned rounds;       /* --rounds: passes over the placements */
 	unsigned ratios[STREAM_MAX_RATIOS][2]; /* --ratios, DRAM:pool */
 	unsigned nratios;
 };
