@@ -24,6 +24,8 @@ APT_PINS=(
 	"autoconf 2.71"     # autogen.sh: tests/conformance/fabtests.sh
 	"automake 1:1.16.5"
 	"libtool 2.4.7"
+	"curl 7.88.1"       # the fabtests release where ../shared has none
+	"bzip2 1.0.8"       # its .tar.bz2
 	"libpmemobj-dev 1.12.1" # cxlbench pmem: PMDK's libpmemobj (STREAM-PMem)
 	# tools/cxlvm: QEMU guests that share one DAX device
 	"qemu-system-x86 1:7.2"     # qemu-system-x86_64 (+ qboot, PVH boot)

@@ -19,10 +19,14 @@
 # Environment:
 #   FABTESTS_PREFIX   install dir of the built fabtests (default
 #                     $REPO/build-conformance/fabtests); built on first use
-#                     from FABTESTS_TARBALL (default
+#                     from FABTESTS_TARBALL and reused while the tarball's
+#                     sha256 is the same
+#   FABTESTS_TARBALL  fabtests source (default
 #                     ../shared/conformance/fabtests-1.17.0.tar.gz beside
-#                     the repository)
-#                     and reused while the tarball's sha256 is the same
+#                     the repository if it is there, else the upstream
+#                     release fabtests-1.17.0.tar.bz2, downloaded once into
+#                     $REPO/build-conformance/ and checked against its
+#                     pinned sha256)
 #   CXL_FI_DIR        directory of libcxl-fi.so (default $REPO/build/src/fabric)
 #
 # The build needs autoconf, automake and libtool (scripts/setup.sh). Every
@@ -50,7 +54,17 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PREFIX=${FABTESTS_PREFIX:-$REPO/build-conformance/fabtests}
-TARBALL=${FABTESTS_TARBALL:-$REPO/../shared/conformance/fabtests-1.17.0.tar.gz}
+# the release that matches Debian bookworm's libfabric-dev (1.17), and the
+# sha256 of its upstream tarball
+FABTESTS_VERSION=1.17.0
+UPSTREAM_URL=https://github.com/ofiwg/libfabric/releases/download/v$FABTESTS_VERSION/fabtests-$FABTESTS_VERSION.tar.bz2
+UPSTREAM_SHA256=5d3cf28de32549822cbb155329fe7ce0f88423157e1210a76b23c498c848ce2a
+TARBALL=${FABTESTS_TARBALL:-}
+if [ -z "$TARBALL" ]; then
+	TARBALL=$REPO/../shared/conformance/fabtests-$FABTESTS_VERSION.tar.gz
+	[ -r "$TARBALL" ] ||
+		TARBALL=$REPO/build-conformance/fabtests-$FABTESTS_VERSION.tar.bz2
+fi
 CXL_FI_DIR=${CXL_FI_DIR:-$REPO/build/src/fabric}
 HEAVY_LOCK=/tmp/cxl-heavy-build.lock
 
@@ -99,8 +113,30 @@ fi
 
 # --- build (once) -----------------------------------------------------------
 
+# The upstream release into TARBALL, once, verified before it is used.
+download_fabtests() {
+	local part=$TARBALL.part sum
+	command -v curl >/dev/null ||
+		die "no $TARBALL and no curl to download $UPSTREAM_URL; install curl, or set FABTESTS_TARBALL to a fabtests $FABTESTS_VERSION tarball"
+	mkdir -p "$(dirname "$TARBALL")"
+	echo "fabtests.sh: downloading $UPSTREAM_URL"
+	curl -fsSL --retry 3 -o "$part" "$UPSTREAM_URL" || {
+		rm -f "$part"
+		die "cannot download $UPSTREAM_URL; set FABTESTS_TARBALL to a fabtests $FABTESTS_VERSION tarball (e.g. ../shared/conformance/fabtests-$FABTESTS_VERSION.tar.gz)"
+	}
+	sum=$(sha256sum "$part" | cut -d' ' -f1)
+	if [ "$sum" != "$UPSTREAM_SHA256" ]; then
+		rm -f "$part"
+		die "$UPSTREAM_URL has sha256 $sum, not the pinned $UPSTREAM_SHA256; the download is corrupt or was replaced: set FABTESTS_TARBALL to a tarball you trust"
+	fi
+	mv "$part" "$TARBALL"
+}
+
 build_fabtests() {
-	[ -r "$TARBALL" ] || die "no tarball $TARBALL"
+	if [ ! -r "$TARBALL" ]; then
+		[ -z "${FABTESTS_TARBALL:-}" ] || die "no tarball $TARBALL (FABTESTS_TARBALL); point it at a fabtests $FABTESTS_VERSION tarball or unset it"
+		download_fabtests
+	fi
 	local sum stamp=$PREFIX/.fabtests-installed
 	sum=$(sha256sum "$TARBALL" | cut -d' ' -f1)
 	if [ -x "$PREFIX/bin/runfabtests.sh" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ]; then
@@ -114,10 +150,11 @@ build_fabtests() {
 	echo "fabtests.sh: building fabtests into $PREFIX (log $src/build.log)"
 	rm -rf "$src" "$PREFIX"
 	mkdir -p "$src"
-	tar -xzf "$TARBALL" -C "$src" --strip-components=1
+	tar -xf "$TARBALL" -C "$src" --strip-components=1
 	(
 		cd "$src"
-		flock "$HEAVY_LOCK" ./autogen.sh
+		# a release tarball has configure; a source snapshot needs autogen
+		[ -x configure ] || flock "$HEAVY_LOCK" ./autogen.sh
 		flock "$HEAVY_LOCK" ./configure --prefix="$PREFIX"
 		flock "$HEAVY_LOCK" make -j2
 		flock "$HEAVY_LOCK" make install
