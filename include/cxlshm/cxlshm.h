@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "coherence.h"
 #include "error.h"
+#include "liveness.h"
 #include "pool.h"
 #include "ring.h"
 #include "sync.h"

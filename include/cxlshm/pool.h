@@ -68,6 +68,7 @@ struct cxl_pool_opts {
 	uint32_t max_hosts;	  /* CXL_MAX_HOSTS, at format */
 	uint32_t max_procs;	  /* CXL_MAX_PROCS, at format */
 	uint32_t lock_timeout_ms; /* CXL_LOCK_TIMEOUT_MS */
+	uint32_t peer_timeout_ms; /* CXL_PEER_TIMEOUT_MS (liveness.h) */
 	char rundir[256];	  /* CXL_RUNDIR: host-local lock files */
 	int no_reap;		  /* skip reclaiming dead processes at attach
 				   * ('cxlpool info' and 'ls' show them; 'gc' reclaims) */

@@ -68,17 +68,16 @@ int cxlfi_pool_failure(int rc, const char *what, const char *name);
 
 /* FI_CXL_* parameters (fi_cxl(7)), read once at fi_prov_ini/getinfo. */
 struct cxlfi_params {
-	size_t max_eps;		/* FI_CXL_MAX_EPS: endpoint indices per pool */
-	size_t cell_size;	/* FI_CXL_CELL_SIZE: ring cell bytes */
-	size_t ncells;		/* FI_CXL_CELLS: cells per channel */
-	size_t inbox_poll;	/* FI_CXL_INBOX_POLL: progress calls per scan */
-	size_t unexp_limit;	/* FI_CXL_UNEXP_LIMIT: unexpected bytes */
-	int stats;		/* FI_CXL_STATS: print counts at fabric close */
-	size_t peer_timeout_ms; /* FI_CXL_PEER_TIMEOUT_MS: declare dead */
-	size_t inject_size;	/* FI_CXL_INJECT_SIZE: largest fi_inject */
-	size_t bulk_min;	/* FI_CXL_BULK_MIN: bulk area from this size */
-	size_t eager_max;	/* FI_CXL_EAGER_MAX: one ring message up to */
-	size_t idle_polls; /* FI_CXL_IDLE_POLLS: empty reads before sleeping */
+	size_t max_eps;	    /* FI_CXL_MAX_EPS: endpoint indices per pool */
+	size_t cell_size;   /* FI_CXL_CELL_SIZE: ring cell bytes */
+	size_t ncells;	    /* FI_CXL_CELLS: cells per channel */
+	size_t inbox_poll;  /* FI_CXL_INBOX_POLL: progress calls per scan */
+	size_t unexp_limit; /* FI_CXL_UNEXP_LIMIT: unexpected bytes */
+	int stats;	    /* FI_CXL_STATS: print counts at fabric close */
+	size_t inject_size; /* FI_CXL_INJECT_SIZE: largest fi_inject */
+	size_t bulk_min;    /* FI_CXL_BULK_MIN: bulk area from this size */
+	size_t eager_max;   /* FI_CXL_EAGER_MAX: one ring message up to */
+	size_t idle_polls;  /* FI_CXL_IDLE_POLLS: empty reads before sleeping */
 	size_t idle_sleep_us;  /* FI_CXL_IDLE_SLEEP_US: longest idle sleep */
 	size_t read_spin_ns;   /* FI_CXL_READ_SPIN_NS: empty-read poll time */
 	size_t hang_report_ms; /* FI_CXL_HANG_REPORT_MS: report a long wait */
@@ -91,12 +90,11 @@ enum {
 	CXLFI_HDR_PID = 2,
 	CXLFI_HDR_MAXEPS = 3,
 	CXLFI_HDR_GEN = 4,
-	CXLFI_HDR_BEAT = 5, /* heartbeat, advanced every CXLFI_HEARTBEAT_MS */
+	CXLFI_HDR_BEAT = 5, /* heartbeat (include/cxlshm/liveness.h) */
 };
 /* The beat of an endpoint that closed normally (never a heartbeat). */
 #define CXLFI_BEAT_CLOSED UINT64_MAX
 #define CXLFI_INBOX_CHUNK 16u /* inbox lines per scan step */
-#define CXLFI_HEARTBEAT_MS 100
 /* Empty CQ reads closer together than this are one caller's wait loop. */
 #define CXLFI_WAIT_LOOP_GAP_NS 5000u
 /* A wait loop spins in its first millisecond only. */
@@ -445,11 +443,11 @@ struct cxlfi_peer {
 	size_t rx_left, rx_off, rx_total;
 	uint64_t rx_tag, rx_data;
 	uint32_t rx_op;
-	struct cxl_obj epobj;	 /* the peer's "cxlfi.ep.<i>" */
-	uint64_t hb_last, hb_ms; /* its heartbeat, and when it moved */
-	struct cxl_obj bkrx;	 /* its transfer area, opened on first use */
-	uint32_t xa_slots;	 /* our data slots it holds */
-	int ack_err; /* error of its last RMA write, for its OP_ACK */
+	struct cxl_obj epobj; /* the peer's "cxlfi.ep.<i>" */
+	struct cxl_watch hb;  /* its heartbeat */
+	struct cxl_obj bkrx;  /* its transfer area, opened on first use */
+	uint32_t xa_slots;    /* our data slots it holds */
+	int ack_err;	      /* error of its last RMA write, for its OP_ACK */
 	/* its pool region table (mrtab.c), for direct RMA */
 	struct cxl_obj mrtab;
 	uint64_t mr_ver;	    /* version of the cached copy */

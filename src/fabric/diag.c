@@ -136,6 +136,6 @@ void cxlfi_diag_pending(const struct cxlfi_ep *ep, uint64_t waited_ms)
 	}
 	if (ndead)
 		say("endpoint %u: %zu peer(s) declared dead (no heartbeat "
-		    "for FI_CXL_PEER_TIMEOUT_MS)",
+		    "for CXL_PEER_TIMEOUT_MS)",
 		    ep->index, ndead);
 }

@@ -38,7 +38,6 @@ struct cxlfi_params cxlfi_params = {
 	.ncells = 63, /* 192 + 63 x 256 B = 16320 B: one 16 KiB heap block */
 	.inbox_poll = 64,
 	.unexp_limit = 64u << 20,
-	.peer_timeout_ms = 10000,
 	.inject_size = 4096,
 	.bulk_min = 1024,
 	.eager_max = 2048,
@@ -299,6 +298,17 @@ static void param_size(const char *name, const char *help, size_t *v, size_t lo,
 	}
 }
 
+/* A setting that moved to another variable: refused, never ignored. */
+static void param_moved(const char *old, const char *now, const char *why)
+{
+	if (!getenv(old))
+		return;
+	cxlfi_report("%s is no longer read: %s. Set %s instead and unset %s; "
+		     "the provider is disabled until then (fi_cxl(7))",
+		     old, why, now, old);
+	params_ok = false;
+}
+
 /* FI_CXL_<name>: 0/1, yes/no, true/false or on/off, as libfabric's
  * booleans; anything else is reported and disables the provider. */
 static void param_bool(const char *name, const char *help, int *v)
@@ -369,9 +379,9 @@ static void read_params(void)
 		   &cxlfi_params.inbox_poll, 1, 1u << 20);
 	param_size("UNEXP_LIMIT", "bytes of unexpected messages buffered",
 		   &cxlfi_params.unexp_limit, 4096, SIZE_MAX / 2);
-	param_size("PEER_TIMEOUT_MS",
-		   "a peer whose heartbeat stops this long is dead",
-		   &cxlfi_params.peer_timeout_ms, 300, 3600000);
+	param_moved("FI_CXL_PEER_TIMEOUT_MS", "CXL_PEER_TIMEOUT_MS",
+		    "the peer timeout is one setting of libcxlshm's liveness "
+		    "service, for the provider and libcxlmpi alike");
 	param_size("BULK_MIN",
 		   "messages of this many bytes or more use the bulk area",
 		   &cxlfi_params.bulk_min, 1024, (size_t)1 << 40);

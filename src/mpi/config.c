@@ -20,7 +20,6 @@ static struct cxlmpi_config cfg = {
 	.alloc_mem = true,
 	.direct_rma = true,
 	.sync_timeout_ms = 600000,
-	.stream_peer_timeout_ms = 10000,
 	.stream_wait_spins = 256,
 };
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -32,6 +31,18 @@ static void report(const char *var, const char *val, const char *want)
 		"libcxlmpi: %s='%s' is not valid: %s; set it so or unset it "
 		"(docs/env.md)\n",
 		var, val, want);
+	bad++;
+}
+
+/* A setting that moved to another variable: refused, never ignored. */
+static void moved(const char *old, const char *now, const char *why)
+{
+	if (!getenv(old))
+		return;
+	fprintf(stderr,
+		"libcxlmpi: %s is no longer read: %s. Set %s instead and "
+		"unset %s (docs/env.md)\n",
+		old, why, now, old);
 	bad++;
 }
 
@@ -77,8 +88,9 @@ static void read_config(void)
 	get_bool("CXLMPI_STATS", &cfg.stats);
 	get_u32("CXLMPI_SYNC_TIMEOUT_MS", 0, UINT32_MAX, &cfg.sync_timeout_ms);
 	get_u32("CXLMPI_STREAM_SLOTS", 1, 16, &cfg.stream_slots);
-	get_u32("CXLMPI_STREAM_PEER_TIMEOUT_MS", 0, 86400000,
-		&cfg.stream_peer_timeout_ms);
+	moved("CXLMPI_STREAM_PEER_TIMEOUT_MS", "CXL_PEER_TIMEOUT_MS",
+	      "the peer timeout is one setting of libcxlshm's liveness "
+	      "service, for the provider and libcxlmpi alike");
 	get_u32("CXLMPI_STREAM_WAIT_SPINS", 0, 1000000000,
 		&cfg.stream_wait_spins);
 	cfg.cuda_driver = getenv("CXLMPI_CUDA_DRIVER");

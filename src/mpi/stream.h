@@ -92,11 +92,10 @@ struct chan_desc {
 
 /* A waiting thread's view of one peer's heartbeat (stream_beat.c). */
 struct beat_watch {
-	struct cxl_obj obj; /* the peer's beat object, once known */
-	uint64_t last;	    /* its beat as last read */
-	uint64_t moved_ms;  /* when it last moved */
-	uint64_t look_ms;   /* when we last looked */
-	uint64_t gone_ms;   /* when its beat was first found missing (0) */
+	struct cxl_obj obj;    /* the peer's beat object, once known */
+	struct cxl_watch beat; /* its beat */
+	uint64_t look_ms;      /* when we last looked */
+	uint64_t gone_ms;      /* when its beat was first found missing (0) */
 	unsigned polls;
 };
 

@@ -3,71 +3,36 @@
  * Liveness of stream peers: a wait on a peer that died fails instead of
  * hanging (docs/stream.md, "Peer failure").
  *
- * While a process has a stream channel or collective open, a thread of
- * its own advances the first word of its beat object, a one-line pool
- * object, every BEAT_MS (a non-temporal store: only this process writes
- * it). It runs regardless of the application, so a rank that computes for
- * a long time between its starts is still alive to its peers. A peer
- * learns the object's name at matching (channels) or at setup
- * (collectives).
+ * While a process has a stream channel or collective open, the first word
+ * of its beat object, a one-line pool object, is advanced by libcxlshm's
+ * liveness service (include/cxlshm/liveness.h: the one beat thread of the
+ * process, shared with the provider's endpoints). A peer learns the
+ * object's name at matching (channels) or at setup (collectives).
  *
  * A waiting progress thread looks at the peer's beat at most every
- * WATCH_MS; a beat that has not moved for CXLMPI_STREAM_PEER_TIMEOUT_MS
- * fails the wait.
+ * WATCH_MS; a beat that has not moved for CXL_PEER_TIMEOUT_MS fails the
+ * wait.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "stream.h"
 
-#define BEAT_MS 100
 #define WATCH_MS 50
 
-/* life_mu: one get or put at a time, so that a get cannot start a new
- * thread while a put still joins the old one. beat_mu: the thread's
- * sleep, and beat_stop. */
+/* life_mu: one get or put at a time (the beat object and its count) */
 static pthread_mutex_t life_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t beat_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t beat_cv = PTHREAD_COND_INITIALIZER;
 static unsigned beat_refs;
-static bool beat_stop;
-static pthread_t beat_thread;
 static struct cxl_obj beat_obj;
 static char beat_name[STREAM_BEAT_NAME];
 _Thread_local bool stream_peer_dead;
 
-static void *beat_main(void *arg)
+/* CXL_PEER_TIMEOUT_MS */
+static uint64_t peer_timeout(void)
 {
-	uint64_t *word = beat_obj.ptr, beat = 0;
-	struct timespec until;
-
-	(void)arg;
-	pthread_mutex_lock(&beat_mu);
-	while (!beat_stop) {
-		cxl_nt_store64(beat_obj.pool, word, ++beat);
-		/* the beat leaves this core now, not with a later fence */
-		cxl_wfence(beat_obj.pool);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += BEAT_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		while (!beat_stop &&
-		       pthread_cond_timedwait(&beat_cv, &beat_mu, &until) == 0)
-			;
-	}
-	pthread_mutex_unlock(&beat_mu);
-	return NULL;
-}
-
-/* CXLMPI_STREAM_PEER_TIMEOUT_MS */
-static long peer_timeout(void)
-{
-	return cxlmpi_config()->stream_peer_timeout_ms;
+	return cxl_pool_peer_timeout_ms(stream_pool());
 }
 
 int beat_get(char name[STREAM_BEAT_NAME])
@@ -87,16 +52,13 @@ int beat_get(char name[STREAM_BEAT_NAME])
 					 "heartbeat %s (%s); enlarge the pool "
 					 "(CXL_POOL_SIZE)",
 					 beat_name, cxl_errmsg());
-		} else {
-			beat_stop = false;
-			if (pthread_create(&beat_thread, NULL, beat_main,
-					   NULL)) {
-				cxl_obj_close(&beat_obj);
-				cxl_obj_destroy(p, beat_name);
-				rc = stream_fail(MPI_ERR_OTHER,
-						 "cannot start the stream "
-						 "heartbeat thread");
-			}
+		} else if (cxl_beat_add(p, beat_obj.ptr)) {
+			rc = stream_fail(MPI_ERR_OTHER,
+					 "cannot start the stream heartbeat: "
+					 "%s",
+					 cxl_errmsg());
+			cxl_obj_close(&beat_obj);
+			cxl_obj_destroy(p, beat_name);
 		}
 	}
 	if (rc == MPIS_SUCCESS) {
@@ -111,11 +73,7 @@ void beat_put(void)
 {
 	pthread_mutex_lock(&life_mu);
 	if (beat_refs && !--beat_refs) {
-		pthread_mutex_lock(&beat_mu);
-		beat_stop = true;
-		pthread_cond_signal(&beat_cv);
-		pthread_mutex_unlock(&beat_mu);
-		pthread_join(beat_thread, NULL);
+		cxl_beat_remove(stream_pool(), beat_obj.ptr);
 		cxl_obj_close(&beat_obj);
 		cxl_obj_destroy(stream_pool(), beat_name);
 	}
@@ -167,13 +125,13 @@ int watch_peer(struct beat_watch *w, const char *name, int rank,
 	       const char *what)
 {
 	cxl_pool *p = stream_pool();
-	uint64_t now, beat;
+	uint64_t now, still;
 
 	/* cheap between looks: a clock read every 64 polls */
 	if (++w->polls & 63)
 		return MPI_SUCCESS;
 	now = cxl_now_ns() / 1000000u;
-	if (now - w->look_ms < WATCH_MS || !peer_timeout())
+	if (now - w->look_ms < WATCH_MS)
 		return MPI_SUCCESS;
 	w->look_ms = now;
 	if (!w->obj.pool) {
@@ -191,38 +149,32 @@ int watch_peer(struct beat_watch *w, const char *name, int rank,
 			 * the timeout, as a beat that stopped */
 			if (!w->gone_ms)
 				w->gone_ms = now;
-			if (now - w->gone_ms <= (uint64_t)peer_timeout())
+			if (now - w->gone_ms <= peer_timeout())
 				return MPI_SUCCESS;
 			stream_fail(MPI_ERR_OTHER,
 				    "%s: the heartbeat %s of rank %d has not "
 				    "been in the pool for %llu ms "
-				    "(CXLMPI_STREAM_PEER_TIMEOUT_MS=%ld); the "
-				    "rank has ended or freed its requests",
+				    "(CXL_PEER_TIMEOUT_MS=%llu); the rank has "
+				    "ended or freed its requests",
 				    what, name, rank,
 				    (unsigned long long)(now - w->gone_ms),
-				    peer_timeout());
+				    (unsigned long long)peer_timeout());
 			stream_peer_dead = true;
 			return MPI_ERR_OTHER;
 		}
-		w->last = cxl_nt_load64(p, w->obj.ptr);
-		w->moved_ms = now;
+		cxl_watch_start(p, w->obj.ptr, &w->beat, now);
 		return MPI_SUCCESS;
 	}
-	beat = cxl_nt_load64(p, w->obj.ptr);
-	if (beat != w->last) {
-		w->last = beat;
-		w->moved_ms = now;
-		return MPI_SUCCESS;
-	}
-	if (now - w->moved_ms <= (uint64_t)peer_timeout())
+	still = cxl_watch_still_ms(p, w->obj.ptr, &w->beat, now);
+	if (still <= peer_timeout())
 		return MPI_SUCCESS;
 	stream_fail(MPI_ERR_OTHER,
 		    "%s: rank %d has shown no heartbeat for %llu ms "
-		    "(CXLMPI_STREAM_PEER_TIMEOUT_MS=%ld): declared dead; "
-		    "the queue fails. Raise the timeout if the rank may be "
-		    "descheduled that long",
-		    what, rank, (unsigned long long)(now - w->moved_ms),
-		    peer_timeout());
+		    "(CXL_PEER_TIMEOUT_MS=%llu): declared dead; the queue "
+		    "fails. Raise the timeout if the rank may be descheduled "
+		    "that long",
+		    what, rank, (unsigned long long)still,
+		    (unsigned long long)peer_timeout());
 	stream_peer_dead = true;
 	return MPI_ERR_OTHER;
 }

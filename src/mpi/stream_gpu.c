@@ -719,7 +719,7 @@ static int gpu_wait(struct queue_head *h)
 {
 	struct gpu_queue *q = (struct gpu_queue *)h;
 	unsigned spins = 0;
-	uint64_t failed_ms = 0, limit = cxlmpi_config()->stream_peer_timeout_ms;
+	uint64_t failed_ms = 0, limit = cxl_pool_peer_timeout_ms(stream_pool());
 	CUresult rc;
 	int err = MPIS_SUCCESS;
 

@@ -16,6 +16,7 @@
 #define DEF_MAX_HOSTS 64u
 #define DEF_MAX_PROCS 4096u
 #define DEF_LOCK_TIMEOUT_MS 30000u
+#define DEF_PEER_TIMEOUT_MS 10000u
 #define MAX_HOSTS_LIMIT 4096u
 #define MAX_PROCS_LIMIT (1u << 20)
 #define MAX_CAPACITY (1ull << 31)
@@ -33,6 +34,7 @@ CXL_EXPORT void cxl_opts_default(struct cxl_pool_opts *o)
 	o->max_hosts = DEF_MAX_HOSTS;
 	o->max_procs = DEF_MAX_PROCS;
 	o->lock_timeout_ms = DEF_LOCK_TIMEOUT_MS;
+	o->peer_timeout_ms = DEF_PEER_TIMEOUT_MS;
 	strcpy(o->rundir, "/dev/shm");
 	cxl_cost_preset("none", &o->cost);
 }
@@ -297,6 +299,11 @@ CXL_EXPORT int cxl_opts_from_env(struct cxl_pool_opts *o)
 	if ((rc = env_u64("CXL_LOCK_TIMEOUT_MS", 1, 3600000, &v, false)))
 		return rc;
 	o->lock_timeout_ms = (uint32_t)v;
+	/* at least 3 beats (CXL_BEAT_MS), at most a day */
+	v = o->peer_timeout_ms;
+	if ((rc = env_u64("CXL_PEER_TIMEOUT_MS", 300, 86400000, &v, false)))
+		return rc;
+	o->peer_timeout_ms = (uint32_t)v;
 	if ((rc = env_str("CXL_RUNDIR", o->rundir, sizeof(o->rundir))))
 		return rc;
 	/* Polling knobs are read by sync.c; validate them here so a bad

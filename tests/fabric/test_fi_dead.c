@@ -3,7 +3,7 @@
  * A peer that dies mid-transfer does not hang the survivor. Rank 1 takes
  * one message, then is killed (SIGKILL) without closing anything. Rank 0
  * keeps sending large messages (its channel fills and sends queue) and
- * waits on a receive directed at rank 1. Within FI_CXL_PEER_TIMEOUT_MS
+ * waits on a receive directed at rank 1. Within CXL_PEER_TIMEOUT_MS
  * (1 s here) plus the watch interval, every one of those operations must
  * fail with FI_EHOSTUNREACH, and a new send must be refused.
  *
@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 	tpool_init(&tp, "fidead");
 	fi_test_env(&tp, mode);
 	setenv("CXL_JOB", "test_fi_dead", 1);
-	setenv("FI_CXL_PEER_TIMEOUT_MS", "1000", 1);
+	setenv("CXL_PEER_TIMEOUT_MS", "1000", 1);
 	REQUIRE(pipe(p01) == 0 && pipe(p10) == 0);
 	fflush(NULL);
 	v = fork();

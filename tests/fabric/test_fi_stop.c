@@ -2,7 +2,7 @@
 /*
  * A peer that stops (SIGSTOP) and runs again.
  *
- *  - Below the peer timeout (stopped 3 × 300 ms, FI_CXL_PEER_TIMEOUT_MS
+ *  - Below the peer timeout (stopped 3 × 300 ms, CXL_PEER_TIMEOUT_MS
  *    2000): nothing fails, every byte of a verified ping-pong arrives.
  *  - Above it (stopped 3 s, timeout 1 s): the survivor's receive from it
  *    and its 4 MiB send to it fail with FI_EHOSTUNREACH within the
@@ -156,7 +156,7 @@ static void above(pid_t v, const char *vlog)
 	while (fgets(line, sizeof(line), lf)) {
 		fputs(line, stdout);
 		if (strstr(line, "declared endpoint") &&
-		    strstr(line, "FI_CXL_PEER_TIMEOUT_MS"))
+		    strstr(line, "CXL_PEER_TIMEOUT_MS"))
 			lines++;
 	}
 	fclose(lf);
@@ -172,7 +172,7 @@ static void run(const char *which, const char *timeout_ms)
 	tpool_init(&tp, "fistop");
 	fi_test_env(&tp, mode);
 	setenv("CXL_JOB", "test_fi_stop", 1);
-	setenv("FI_CXL_PEER_TIMEOUT_MS", timeout_ms, 1);
+	setenv("CXL_PEER_TIMEOUT_MS", timeout_ms, 1);
 	snprintf(vlog, sizeof(vlog), "%s/victim.err", tp.dir);
 	REQUIRE(pipe(p01) == 0 && pipe(p10) == 0);
 	fflush(NULL);

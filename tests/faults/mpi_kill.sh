@@ -10,7 +10,7 @@
 # For each signal and operation (tests/faults/mpi_kill.c):
 #  - the job ends within a bound: the launcher's reaction for SIGKILL;
 #    for SIGSTOP every surviving rank ends within the peer timeout
-#    (FI_CXL_PEER_TIMEOUT_MS, CXLMPI_STREAM_PEER_TIMEOUT_MS 2 s;
+#    (CXL_PEER_TIMEOUT_MS 2 s;
 #    CXLMPI_SYNC_TIMEOUT_MS 5 s for windows) plus 15 s, after which the
 #    test SIGKILLs the stopped rank (hydra may wait for it);
 #  - its output names the cause (the signal, or the timeout and the rank);
@@ -45,8 +45,8 @@ cause() {
 	case $1:$2 in
 	KILL:*) echo 'signal 9|BAD TERMINATION' ;;
 	STOP:window) echo 'rank 2 did not arrive within 5000 ms \(CXLMPI_SYNC_TIMEOUT_MS\)' ;;
-	STOP:stream) echo 'rank 2 has shown no heartbeat.*CXLMPI_STREAM_PEER_TIMEOUT_MS' ;;
-	STOP:*) echo 'has not shown a heartbeat for [0-9]+ ms \(FI_CXL_PEER_TIMEOUT_MS\)' ;;
+	STOP:stream) echo 'rank 2 has shown no heartbeat.*CXL_PEER_TIMEOUT_MS' ;;
+	STOP:*) echo 'has not shown a heartbeat for [0-9]+ ms \(CXL_PEER_TIMEOUT_MS\)' ;;
 	esac
 }
 
@@ -81,8 +81,8 @@ one() { # one SIG OP
 	touch "$d/marker"
 	# shellcheck disable=SC2046
 	env $(pool_job_env "$d" "kill-$$-$op" 3) CXL_POOL_SIZE=256M \
-		CXL_ARENA_CAPACITY=8192 FI_CXL_PEER_TIMEOUT_MS=2000 \
-		CXLMPI_SYNC_TIMEOUT_MS=5000 CXLMPI_STREAM_PEER_TIMEOUT_MS=2000 \
+		CXL_ARENA_CAPACITY=8192 CXL_PEER_TIMEOUT_MS=2000 \
+		CXLMPI_SYNC_TIMEOUT_MS=5000 \
 		LD_PRELOAD="${CXL_MPI_PRELOAD:+$CXL_MPI_PRELOAD:}$LIB" \
 		timeout -k 5 120 "$MPIEXEC" -n 3 "$hostwrap" "$PROG" "$op" \
 		"$d" >"$d/out" 2>&1 &

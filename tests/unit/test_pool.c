@@ -49,6 +49,9 @@ static void test_env(void)
 		{ "CXL_MAX_HOSTS", "0" },
 		{ "CXL_MAX_PROCS", "x" },
 		{ "CXL_LOCK_TIMEOUT_MS", "0" },
+		{ "CXL_PEER_TIMEOUT_MS", "299" },
+		{ "CXL_PEER_TIMEOUT_MS", "86400001" },
+		{ "CXL_PEER_TIMEOUT_MS", "soon" },
 		{ "CXL_JOB", "" },
 		{ "CXL_POOL", "" },
 		{ "CXL_POLL_SPIN", "fast" },
@@ -66,7 +69,10 @@ static void test_env(void)
 	setenv("CXL_HOST_ID", "3", 1);
 	setenv("CXL_POOL_SIZE", "128M", 1);
 	setenv("CXL_JOB", "job-a", 1);
+	setenv("CXL_PEER_TIMEOUT_MS", "700", 1);
 	CHECK_RC(cxl_opts_from_env(&o), CXL_OK);
+	CHECK(o.peer_timeout_ms == 700);
+	unsetenv("CXL_PEER_TIMEOUT_MS");
 	CHECK(o.mode == CXL_COH_EMULATED && o.mode_set);
 	CHECK(o.host_id == 3 && o.size == 128u << 20);
 	CHECK(!strcmp(o.job, "job-a"));
@@ -77,6 +83,7 @@ static void test_env(void)
 	CHECK_RC(cxl_opts_from_env(&o), CXL_OK);
 	CHECK(o.mode == CXL_COH_COHERENT && !o.mode_set);
 	CHECK(!strcmp(o.job, CXL_JOB_GLOBAL));
+	CHECK(o.peer_timeout_ms == 10000);
 }
 
 static void write_file(const char *path, size_t size, uint8_t fill)
