@@ -16,7 +16,7 @@ struct cxlmpi_config {
 	bool stats;		  /* CXLMPI_STATS: counters at MPI_Finalize */
 	uint32_t sync_timeout_ms; /* CXLMPI_SYNC_TIMEOUT_MS, 0: forever */
 	uint32_t stream_slots;	  /* CXLMPI_STREAM_SLOTS, 0: by size */
-	uint32_t stream_wait_spins;	 /* CXLMPI_STREAM_WAIT_SPINS */
+	uint32_t stream_wait_spins; /* CXLMPI_STREAM_WAIT_SPINS */
 	/* CXLMPI_CUDA_DRIVER: the CUDA driver library of GPU_MEM_OPS queues
 	 * (default libcuda.so.1) */
 	const char *cuda_driver;
