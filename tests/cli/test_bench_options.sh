@@ -8,13 +8,8 @@ set -u
 CXLBENCH=$1
 RING=$2
 unset CXL_POOL CXL_JOB CXL_POOL_SIZE CXL_ARENA_CAPACITY CXL_COHERENCE
-pass=0
-fail=0
-ok() {
-	if "$@"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAILED: $*" >&2; fi
-}
-has() { grep -q -- "$1" <<<"$2"; }
+# shellcheck source=../common/check.sh
+. "$(dirname "$0")/../common/check.sh"
 
 # refused: exit 2 and a message with the option and its fix
 refused() {
@@ -66,5 +61,4 @@ rm -f "$csv"
 after=$(ls -d /dev/shm/cxlbench-* /dev/shm/ring_bench-* 2>/dev/null | wc -l)
 ok test "$after" -le "$before"
 
-echo "test_bench_options: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_done test_bench_options

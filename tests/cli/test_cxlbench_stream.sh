@@ -11,14 +11,8 @@ MODE=$3
 dir=$(mktemp -d /dev/shm/cxltest-stream-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 unset CXL_POOL CXL_COHERENCE CXL_JOB CXL_HOST_ID
-pass=0
-fail=0
-ok() {
-	if "$@"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAILED: $*" >&2; fi
-}
-has() { grep -q -- "$1" <<<"$2"; }
-count() { grep -c -- "$1" <<<"$2"; }
+# shellcheck source=../common/check.sh
+. "$(dirname "$0")/../common/check.sh"
 
 out=$("$CXLBENCH" "$CMD" --quick --mode "$MODE" --csv "$dir/out.csv" 2>&1)
 rc=$?
@@ -62,5 +56,4 @@ out=$("$CXLBENCH" "$CMD" --ntimes 1 2>&1)
 ok test $? -eq 2
 ok has "ntimes" "$out"
 
-echo "test_cxlbench_stream: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_done test_cxlbench_stream

@@ -9,13 +9,8 @@ dir=$(mktemp -d /dev/shm/cxltest-cli-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 export CXL_POOL=$dir/pool CXL_RUNDIR=$dir
 unset CXL_JOB CXL_HOST_ID CXL_HOST_KEY
-pass=0
-fail=0
-ok() {
-	if "$@"; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAILED: $*" >&2; fi
-}
-has() { grep -q -- "$1" <<<"$2"; }
+# shellcheck source=../common/check.sh
+. "$(dirname "$0")/../common/check.sh"
 
 out=$("$CXLPOOL" info 2>&1); rc=$?
 ok test $rc -eq 1
@@ -85,5 +80,4 @@ ok "$CXLPOOL" rm
 ok test ! -e "$CXL_POOL"
 ls "$dir"/cxlshm-* >/dev/null 2>&1; ok test $? -ne 0
 
-echo "test_cxlpool: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_done test_cxlpool

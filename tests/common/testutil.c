@@ -132,3 +132,26 @@ uint64_t t_rand(uint64_t *s)
 	*s = x;
 	return x * 0x2545f4914f6cdd1dull;
 }
+
+void mp_group_args(struct mp_group *g, int argc, char **argv, const char *tag,
+		   int procs, int hosts, int rounds)
+{
+	g->mode = targ_mode(argc, argv);
+	g->procs = (int)targ_long(argc, argv, "--procs", procs);
+	g->hosts = (int)targ_long(argc, argv, "--hosts", hosts);
+	g->rounds = (int)targ_long(argc, argv, "--rounds", rounds);
+	REQUIRE(g->procs > 0 && g->hosts > 0 && g->rounds >= 0);
+	tpool_init(&g->tp, tag);
+}
+
+void mp_group_run(struct mp_group *g, int (*fn)(int i, void *arg),
+		  const char *what)
+{
+	uint64_t t0 = cxl_now_ns();
+
+	CHECK(run_children(g->procs, fn, g) == 0);
+	printf("%d processes on %d hosts, %d %s (%s): %.2f s\n", g->procs,
+	       g->hosts, g->rounds, what, cxl_coh_mode_name(g->mode),
+	       (double)(cxl_now_ns() - t0) / 1e9);
+	tpool_cleanup(&g->tp);
+}

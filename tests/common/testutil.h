@@ -73,6 +73,25 @@ long targ_long(int argc, char **argv, const char *flag, long def);
 /* Fork n children running fn(i, arg); returns the number that failed. */
 int run_children(int n, int (*fn)(int i, void *arg), void *arg);
 
+/*
+ * A multi-host test (tests/mp): procs processes on hosts emulated hosts
+ * (process i on host i % hosts) sharing one pool, each doing `rounds` of
+ * something. mp_group_args reads --mode, --procs, --hosts and --rounds
+ * (defaults given) and makes the pool's directory; mp_group_run runs fn in
+ * procs children, checks that all pass, prints
+ * "<procs> processes on <hosts> hosts, <rounds> <what> (<mode>): T s"
+ * and removes the pool.
+ */
+struct mp_group {
+	enum cxl_coh_mode mode;
+	int procs, hosts, rounds;
+	struct tpool tp;
+};
+void mp_group_args(struct mp_group *g, int argc, char **argv, const char *tag,
+		   int procs, int hosts, int rounds);
+void mp_group_run(struct mp_group *g, int (*fn)(int i, void *arg),
+		  const char *what);
+
 /* Print "N passed, N failed" and return the exit status. */
 int t_report(const char *name);
 

@@ -19,9 +19,7 @@
 
 #include "testutil.h"
 
-static enum cxl_coh_mode mode;
-static struct tpool tp;
-static int nprocs, nhosts, nrounds;
+static struct mp_group g;
 
 /* object: line 0 counter, line 1 its copy, line 2 + j: j's lock word */
 static int member(int i, void *arg)
@@ -36,11 +34,11 @@ static int member(int i, void *arg)
 	int rc;
 
 	(void)arg;
-	topts(&o, &tp, mode, (uint32_t)(i % nhosts), 0);
+	topts(&o, &g.tp, g.mode, (uint32_t)(i % g.hosts), 0);
 	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
-	REQUIRE(cxl_barrier_open(p, "bar", (uint32_t)nprocs, (uint32_t)i, &b) ==
-		CXL_OK);
-	rc = cxl_obj_create(p, "data", (uint64_t)(nprocs + 2) * 64,
+	REQUIRE(cxl_barrier_open(p, "bar", (uint32_t)g.procs, (uint32_t)i,
+				 &b) == CXL_OK);
+	rc = cxl_obj_create(p, "data", (uint64_t)(g.procs + 2) * 64,
 			    CXL_OBJ_ZERO, &data);
 	if (rc == CXL_EEXIST)
 		rc = cxl_obj_open(p, "data", &data);
@@ -50,9 +48,9 @@ static int member(int i, void *arg)
 	bk = (struct cxl_bakery){ .pool = p,
 				  .words = w + 16,
 				  .stride = 8,
-				  .n = (uint32_t)nprocs,
+				  .n = (uint32_t)g.procs,
 				  .me = (uint32_t)i };
-	for (int r = 0; r < nrounds; r++) {
+	for (int r = 0; r < g.rounds; r++) {
 		int shared = r % 3 == 2;
 
 		if (cxl_bakery_lock(&bk, !shared, 20000)) {
@@ -75,8 +73,8 @@ static int member(int i, void *arg)
 	if (i == 0) {
 		uint64_t want = 0;
 
-		for (int j = 0; j < nprocs; j++)
-			for (int r = 0; r < nrounds; r++)
+		for (int j = 0; j < g.procs; j++)
+			for (int r = 0; r < g.rounds; r++)
 				want += r % 3 != 2;
 		if (w[0] != want) {
 			fprintf(stderr, "counter %llu, expected %llu\n",
@@ -85,7 +83,7 @@ static int member(int i, void *arg)
 			torn++;
 		}
 		printf("counter %llu = %d processes x %llu exclusive rounds\n",
-		       (unsigned long long)w[0], nprocs,
+		       (unsigned long long)w[0], g.procs,
 		       (unsigned long long)exclusive);
 	}
 	REQUIRE(cxl_barrier_wait(b, 20000) == CXL_OK);
@@ -99,18 +97,7 @@ static int member(int i, void *arg)
 
 int main(int argc, char **argv)
 {
-	uint64_t t0;
-
-	mode = targ_mode(argc, argv);
-	nprocs = (int)targ_long(argc, argv, "--procs", 6);
-	nhosts = (int)targ_long(argc, argv, "--hosts", 3);
-	nrounds = (int)targ_long(argc, argv, "--rounds", 5000);
-	tpool_init(&tp, "mpbak");
-	t0 = cxl_now_ns();
-	CHECK(run_children(nprocs, member, NULL) == 0);
-	printf("%d processes on %d hosts, %d lock rounds (%s): %.2f s\n",
-	       nprocs, nhosts, nrounds, cxl_coh_mode_name(mode),
-	       (double)(cxl_now_ns() - t0) / 1e9);
-	tpool_cleanup(&tp);
+	mp_group_args(&g, argc, argv, "mpbak", 6, 3, 5000);
+	mp_group_run(&g, member, "lock rounds");
 	return t_report("mp_bakery");
 }

@@ -13,9 +13,7 @@
 
 #include "testutil.h"
 
-static enum cxl_coh_mode mode;
-static struct tpool tp;
-static int nprocs, nhosts, nrounds;
+static struct mp_group g;
 
 static int member(int i, void *arg)
 {
@@ -28,11 +26,11 @@ static int member(int i, void *arg)
 	int rc;
 
 	(void)arg;
-	topts(&o, &tp, mode, (uint32_t)(i % nhosts), 0);
+	topts(&o, &g.tp, g.mode, (uint32_t)(i % g.hosts), 0);
 	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
-	REQUIRE(cxl_barrier_open(p, "bar", (uint32_t)nprocs, (uint32_t)i, &b) ==
-		CXL_OK);
-	rc = cxl_obj_create(p, "data", (uint64_t)nprocs * 64, CXL_OBJ_ZERO,
+	REQUIRE(cxl_barrier_open(p, "bar", (uint32_t)g.procs, (uint32_t)i,
+				 &b) == CXL_OK);
+	rc = cxl_obj_create(p, "data", (uint64_t)g.procs * 64, CXL_OBJ_ZERO,
 			    &data);
 	if (rc == CXL_EEXIST)
 		rc = cxl_obj_open(p, "data", &data);
@@ -40,7 +38,7 @@ static int member(int i, void *arg)
 	/* the creator zeroes after the name is visible: wait for everyone */
 	REQUIRE(cxl_barrier_wait(b, 20000) == CXL_OK);
 	lines = data.ptr;
-	for (uint64_t r = 1; r <= (uint64_t)nrounds; r++) {
+	for (uint64_t r = 1; r <= (uint64_t)g.rounds; r++) {
 		lines[i * 8] = r;
 		cxl_flush(p, &lines[i * 8], 8);
 		cxl_wfence(p);
@@ -48,7 +46,7 @@ static int member(int i, void *arg)
 			fprintf(stderr, "%d: %s\n", i, cxl_errmsg());
 			return 1;
 		}
-		for (int j = 0; j < nprocs; j++) {
+		for (int j = 0; j < g.procs; j++) {
 			cxl_inval(p, &lines[j * 8], 8);
 			bad += lines[j * 8] != r;
 		}
@@ -65,19 +63,7 @@ static int member(int i, void *arg)
 
 int main(int argc, char **argv)
 {
-	uint64_t t0;
-
-	mode = targ_mode(argc, argv);
-	nprocs = (int)targ_long(argc, argv, "--procs", 8);
-	nhosts = (int)targ_long(argc, argv, "--hosts", 4);
-	nrounds = (int)targ_long(argc, argv, "--rounds", 2000);
-	tpool_init(&tp, "mpbar");
-	t0 = cxl_now_ns();
-	CHECK(run_children(nprocs, member, NULL) == 0);
-	printf("%d processes on %d hosts, %d rounds x 2 barriers (%s): "
-	       "%.2f s\n",
-	       nprocs, nhosts, nrounds, cxl_coh_mode_name(mode),
-	       (double)(cxl_now_ns() - t0) / 1e9);
-	tpool_cleanup(&tp);
+	mp_group_args(&g, argc, argv, "mpbar", 8, 4, 2000);
+	mp_group_run(&g, member, "rounds x 2 barriers");
 	return t_report("mp_barrier");
 }

@@ -292,51 +292,25 @@ static int run_cxl(const struct cxl_pool_opts *o, enum cxl_coh_mode mode,
 	return ret;
 }
 
-int cxlbench_pmem_main(int argc, char **argv)
+/* STREAM-PMem: DRAM, libpmemobj, and the pool in each mode asked for */
+static int pmem_body(struct stream_run *r)
 {
-	struct stream_args a = { .cmd = "pmem" };
-	struct stream_rows rows = { 0 };
-	struct cxl_pool_opts o;
-	char tmp_dir[128] = "";
-	bool valid = true;
-	int rc, status = 1;
-	unsigned modes;
-	size_t n;
+	unsigned modes = r->a.b.modes	 ? r->a.b.modes
+			 : r->o.mode_set ? 1u << r->o.mode
+					 : 1u << CXL_COH_FLUSH;
 
-	if ((rc = stream_parse_args(argc, argv, &a)))
-		return rc == 1 ? 0 : 2;
-	bench_print_host();
-	n = stream_pick_n(&a);
-	if (stream_setup_pool(&a, &o, tmp_dir, sizeof(tmp_dir), n))
-		goto out;
-	if (a.b.csv && stream_csv_open(&rows, a.b.csv))
-		goto out;
-	if (a.omit_flush)
-		printf("cxlbench pmem: --omit-flush: the cxl rows do NOT write "
-		       "back (fault injection)\n");
-	modes = a.b.modes    ? a.b.modes
-		: o.mode_set ? 1u << o.mode
-			     : 1u << CXL_COH_FLUSH;
-	if (run_dram(n, a.ntimes, &rows, &valid) ||
-	    run_pmemobj(&a, o.path, n, &rows, &valid))
-		goto out;
+	if (run_dram(r->n, r->a.ntimes, &r->rows, &r->valid) ||
+	    run_pmemobj(&r->a, r->o.path, r->n, &r->rows, &r->valid))
+		return -1;
 	for (int m = CXL_COH_COHERENT; m <= CXL_COH_EMULATED; m++)
 		if ((modes & (1u << m)) && !bench_interrupted &&
-		    run_cxl(&o, m, &a, n, &rows, &valid))
-			goto out;
-	stream_print_pmem(&rows);
-	status = valid ? 0 : 1;
-	if (!valid)
-		printf("\ncxlbench pmem: VALIDATION FAILED (see 'Failed "
-		       "Validation' above)\n");
-out:
-	if (stream_csv_close(&rows, a.b.csv))
-		status = 1;
-	else if (a.b.csv && rows.n)
-		printf("\ncxlbench pmem: results written to %s\n", a.b.csv);
-	stream_rows_free(&rows);
-	tool_tmp_pool_remove("cxlbench", tmp_dir);
-	if (bench_interrupted)
-		return 128 + bench_interrupted;
-	return status;
+		    run_cxl(&r->o, m, &r->a, r->n, &r->rows, &r->valid))
+			return -1;
+	stream_print_pmem(&r->rows);
+	return 0;
+}
+
+int cxlbench_pmem_main(int argc, char **argv)
+{
+	return stream_cmd_main("pmem", argc, argv, pmem_body);
 }

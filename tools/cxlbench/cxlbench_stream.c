@@ -518,61 +518,76 @@ static int run_mode(const struct cxl_pool_opts *o, enum cxl_coh_mode mode,
 	return ret;
 }
 
-int cxlbench_stream_main(int argc, char **argv)
+int stream_cmd_main(const char *cmd, int argc, char **argv,
+		    int (*body)(struct stream_run *r))
 {
-	struct stream_args a = { .cmd = "stream" };
-	struct stream_rows rows = { 0 };
-	struct cxl_pool_opts o;
+	struct stream_run r = { .a = { .cmd = cmd }, .valid = true };
 	char tmp_dir[128] = "";
-	bool valid = true;
 	int rc, status = 1;
-	unsigned modes;
-	size_t n;
 
-	if ((rc = stream_parse_args(argc, argv, &a)))
+	if ((rc = stream_parse_args(argc, argv, &r.a)))
 		return rc == 1 ? 0 : 2;
 	bench_print_host();
-	n = stream_pick_n(&a);
-	if (stream_setup_pool(&a, &o, tmp_dir, sizeof(tmp_dir), n))
+	r.n = stream_pick_n(&r.a);
+	if (stream_setup_pool(&r.a, &r.o, tmp_dir, sizeof(tmp_dir), r.n))
 		goto out;
-	if (a.b.csv && stream_csv_open(&rows, a.b.csv))
+	if (r.a.b.csv && stream_csv_open(&r.rows, r.a.b.csv))
 		goto out;
-	if (a.omit_flush)
-		printf("cxlbench stream: --omit-flush: results are NOT written "
-		       "back (fault injection)\n");
-	modes = a.b.modes ? a.b.modes : stream_default_modes(&o);
-	rows.merge = a.rounds > 1;
-	if (a.advise && !a.b.modes) {
-		/* the mode this pool attaches in by default */
-		if (run_mode(&o, 0, false, &a, n, &rows, &valid))
-			goto out;
-	} else {
-		for (int m = CXL_COH_COHERENT; m <= CXL_COH_EMULATED; m++)
-			if ((modes & (1u << m)) && !bench_interrupted &&
-			    run_mode(&o, m, true, &a, n, &rows, &valid))
-				goto out;
-	}
-	if (!rows.n) {
-		fprintf(stderr, "cxlbench stream: nothing was measured (see "
-				"above); pick another --mode\n");
+	if (r.a.omit_flush)
+		printf("cxlbench %s: --omit-flush: pool results are NOT "
+		       "written back (fault injection)\n",
+		       cmd);
+	if (body(&r))
 		goto out;
-	}
-	if (a.advise)
-		stream_print_advice(&rows);
-	else
-		stream_print_placements(&rows);
-	status = valid ? 0 : 1;
-	if (!valid)
-		printf("\ncxlbench stream: VALIDATION FAILED (see 'Failed "
-		       "Validation' above)\n");
+	status = r.valid ? 0 : 1;
+	if (!r.valid)
+		printf("\ncxlbench %s: VALIDATION FAILED (see 'Failed "
+		       "Validation' above)\n",
+		       cmd);
 out:
-	if (stream_csv_close(&rows, a.b.csv))
+	if (stream_csv_close(&r.rows, r.a.b.csv))
 		status = 1;
-	else if (a.b.csv && rows.n)
-		printf("\ncxlbench stream: results written to %s\n", a.b.csv);
-	stream_rows_free(&rows);
+	else if (r.a.b.csv && r.rows.n)
+		printf("\ncxlbench %s: results written to %s\n", cmd,
+		       r.a.b.csv);
+	stream_rows_free(&r.rows);
 	tool_tmp_pool_remove("cxlbench", tmp_dir);
 	if (bench_interrupted)
 		return 128 + bench_interrupted;
 	return status;
+}
+
+/* STREAM in each mode asked for, or the advice in the pool's own mode */
+static int stream_body(struct stream_run *r)
+{
+	unsigned modes =
+		r->a.b.modes ? r->a.b.modes : stream_default_modes(&r->o);
+
+	r->rows.merge = r->a.rounds > 1;
+	if (r->a.advise && !r->a.b.modes) {
+		/* the mode this pool attaches in by default */
+		if (run_mode(&r->o, 0, false, &r->a, r->n, &r->rows, &r->valid))
+			return -1;
+	} else {
+		for (int m = CXL_COH_COHERENT; m <= CXL_COH_EMULATED; m++)
+			if ((modes & (1u << m)) && !bench_interrupted &&
+			    run_mode(&r->o, m, true, &r->a, r->n, &r->rows,
+				     &r->valid))
+				return -1;
+	}
+	if (!r->rows.n) {
+		fprintf(stderr, "cxlbench stream: nothing was measured (see "
+				"above); pick another --mode\n");
+		return -1;
+	}
+	if (r->a.advise)
+		stream_print_advice(&r->rows);
+	else
+		stream_print_placements(&r->rows);
+	return 0;
+}
+
+int cxlbench_stream_main(int argc, char **argv)
+{
+	return stream_cmd_main("stream", argc, argv, stream_body);
 }

@@ -63,6 +63,23 @@ void stream_print_placements(const struct stream_rows *r);
 void stream_print_advice(const struct stream_rows *r);
 void stream_print_pmem(const struct stream_rows *r);
 
+/* One run of 'cxlbench stream' or 'cxlbench pmem': its options, the pool
+ * options, the array length, the rows measured, and whether every run
+ * validated. */
+struct stream_run {
+	struct stream_args a;
+	struct cxl_pool_opts o;
+	struct stream_rows rows;
+	size_t n;
+	bool valid;
+};
+
+/* The frame both subcommands share: options, pool, CSV, the validation
+ * verdict and the clean-up around body, which measures and prints (0, or
+ * -1 after saying why). Returns the exit status. */
+int stream_cmd_main(const char *cmd, int argc, char **argv,
+		    int (*body)(struct stream_run *r));
+
 int cxlbench_stream_main(int argc, char **argv);
 int cxlbench_pmem_main(int argc, char **argv);
 /* cxlbench pmem's usage text (cxlbench stream --help points to it) */
