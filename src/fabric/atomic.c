@@ -90,79 +90,87 @@ static int valid(size_t payload, int kind, int dt, int op, size_t *max)
  * arithmetic is done unsigned (U), so that it wraps as the hardware's
  * does instead of overflowing; conversions back are modular (gcc, clang).
  */
-#define APPLY_INT(T, U)                                                       \
-	static void apply_##T(int op, T *x, const T *v, const T *c, size_t n) \
-	{                                                                     \
-		for (size_t i = 0; i < n; i++) {                              \
-			U a = (U)x[i], b = v ? (U)v[i] : 0;                   \
-			U m = c ? (U)c[i] : 0;                                \
-			switch (op) {                                         \
-			case FI_MIN:                                          \
-				x[i] = v[i] < x[i] ? v[i] : x[i];             \
-				break;                                        \
-			case FI_MAX:                                          \
-				x[i] = v[i] > x[i] ? v[i] : x[i];             \
-				break;                                        \
-			case FI_SUM:                                          \
-				x[i] = (T)(U)(a + b);                         \
-				break;                                        \
-			case FI_PROD:                                         \
-				x[i] = (T)(U)((uint64_t)a * (uint64_t)b);     \
-				break;                                        \
-			case FI_LOR:                                          \
-				x[i] = (T)(a || b);                           \
-				break;                                        \
-			case FI_LAND:                                         \
-				x[i] = (T)(a && b);                           \
-				break;                                        \
-			case FI_LXOR:                                         \
-				x[i] = (T)(!a != !b);                         \
-				break;                                        \
-			case FI_BOR:                                          \
-				x[i] = (T)(U)(a | b);                         \
-				break;                                        \
-			case FI_BAND:                                         \
-				x[i] = (T)(U)(a & b);                         \
-				break;                                        \
-			case FI_BXOR:                                         \
-				x[i] = (T)(U)(a ^ b);                         \
-				break;                                        \
-			case FI_ATOMIC_WRITE:                                 \
-				x[i] = v[i];                                  \
-				break;                                        \
-			case FI_MSWAP:                                        \
-				x[i] = (T)(U)((b & m) | (a & (U)~m));         \
-				break;                                        \
-			default:                                              \
-				compare_##T(op, &x[i], v[i], c[i]);           \
-			}                                                     \
-		}                                                             \
+#define APPLY_INT(T, U)                                                   \
+	static void apply_##T(int op, void *xv, const void *vv,           \
+			      const void *cv, size_t n)                   \
+	{                                                                 \
+		T *x = xv;                                                \
+		const T *v = vv, *c = cv;                                 \
+                                                                          \
+		for (size_t i = 0; i < n; i++) {                          \
+			U a = (U)x[i], b = v ? (U)v[i] : 0;               \
+			U m = c ? (U)c[i] : 0;                            \
+			switch (op) {                                     \
+			case FI_MIN:                                      \
+				x[i] = v[i] < x[i] ? v[i] : x[i];         \
+				break;                                    \
+			case FI_MAX:                                      \
+				x[i] = v[i] > x[i] ? v[i] : x[i];         \
+				break;                                    \
+			case FI_SUM:                                      \
+				x[i] = (T)(U)(a + b);                     \
+				break;                                    \
+			case FI_PROD:                                     \
+				x[i] = (T)(U)((uint64_t)a * (uint64_t)b); \
+				break;                                    \
+			case FI_LOR:                                      \
+				x[i] = (T)(a || b);                       \
+				break;                                    \
+			case FI_LAND:                                     \
+				x[i] = (T)(a && b);                       \
+				break;                                    \
+			case FI_LXOR:                                     \
+				x[i] = (T)(!a != !b);                     \
+				break;                                    \
+			case FI_BOR:                                      \
+				x[i] = (T)(U)(a | b);                     \
+				break;                                    \
+			case FI_BAND:                                     \
+				x[i] = (T)(U)(a & b);                     \
+				break;                                    \
+			case FI_BXOR:                                     \
+				x[i] = (T)(U)(a ^ b);                     \
+				break;                                    \
+			case FI_ATOMIC_WRITE:                             \
+				x[i] = v[i];                              \
+				break;                                    \
+			case FI_MSWAP:                                    \
+				x[i] = (T)(U)((b & m) | (a & (U)~m));     \
+				break;                                    \
+			default:                                          \
+				compare_##T(op, &x[i], v[i], c[i]);       \
+			}                                                 \
+		}                                                         \
 	}
 
-#define APPLY_FLT(T)                                                          \
-	static void apply_##T(int op, T *x, const T *v, const T *c, size_t n) \
-	{                                                                     \
-		for (size_t i = 0; i < n; i++) {                              \
-			switch (op) {                                         \
-			case FI_MIN:                                          \
-				x[i] = v[i] < x[i] ? v[i] : x[i];             \
-				break;                                        \
-			case FI_MAX:                                          \
-				x[i] = v[i] > x[i] ? v[i] : x[i];             \
-				break;                                        \
-			case FI_SUM:                                          \
-				x[i] = x[i] + v[i];                           \
-				break;                                        \
-			case FI_PROD:                                         \
-				x[i] = x[i] * v[i];                           \
-				break;                                        \
-			case FI_ATOMIC_WRITE:                                 \
-				x[i] = v[i];                                  \
-				break;                                        \
-			default:                                              \
-				compare_##T(op, &x[i], v[i], c[i]);           \
-			}                                                     \
-		}                                                             \
+#define APPLY_FLT(T)                                                \
+	static void apply_##T(int op, void *xv, const void *vv,     \
+			      const void *cv, size_t n)             \
+	{                                                           \
+		T *x = xv;                                          \
+		const T *v = vv, *c = cv;                           \
+                                                                    \
+		for (size_t i = 0; i < n; i++) {                    \
+			switch (op) {                               \
+			case FI_MIN:                                \
+				x[i] = v[i] < x[i] ? v[i] : x[i];   \
+				break;                              \
+			case FI_MAX:                                \
+				x[i] = v[i] > x[i] ? v[i] : x[i];   \
+				break;                              \
+			case FI_SUM:                                \
+				x[i] = x[i] + v[i];                 \
+				break;                              \
+			case FI_PROD:                               \
+				x[i] = x[i] * v[i];                 \
+				break;                              \
+			case FI_ATOMIC_WRITE:                       \
+				x[i] = v[i];                        \
+				break;                              \
+			default:                                    \
+				compare_##T(op, &x[i], v[i], c[i]); \
+			}                                           \
+		}                                                   \
 	}
 
 /* The compare kinds: x = v if c relates to x as op says. */
@@ -201,44 +209,28 @@ APPLY_INT(uint64_t, uint64_t)
 APPLY_FLT(float)
 APPLY_FLT(double)
 
+typedef void (*apply_fn)(int op, void *x, const void *v, const void *c,
+			 size_t n);
+
+/* The kernel of each datatype (valid() admits only these). */
+static const apply_fn apply_of[] = {
+	[FI_INT8] = apply_int8_t,   [FI_UINT8] = apply_uint8_t,
+	[FI_INT16] = apply_int16_t, [FI_UINT16] = apply_uint16_t,
+	[FI_INT32] = apply_int32_t, [FI_UINT32] = apply_uint32_t,
+	[FI_INT64] = apply_int64_t, [FI_UINT64] = apply_uint64_t,
+	[FI_FLOAT] = apply_float,   [FI_DOUBLE] = apply_double,
+};
+
 /* x (aligned, count elements of dt) = x op v [c]. v is NULL only for
  * FI_ATOMIC_READ, which changes nothing. */
 static void apply(int dt, int op, void *x, const void *v, const void *c,
 		  size_t n)
 {
-	if (op == FI_ATOMIC_READ)
+	if (op == FI_ATOMIC_READ || dt < 0 ||
+	    (size_t)dt >= sizeof(apply_of) / sizeof(apply_of[0]) ||
+	    !apply_of[dt])
 		return;
-	switch (dt) {
-	case FI_INT8:
-		apply_int8_t(op, x, v, c, n);
-		break;
-	case FI_UINT8:
-		apply_uint8_t(op, x, v, c, n);
-		break;
-	case FI_INT16:
-		apply_int16_t(op, x, v, c, n);
-		break;
-	case FI_UINT16:
-		apply_uint16_t(op, x, v, c, n);
-		break;
-	case FI_INT32:
-		apply_int32_t(op, x, v, c, n);
-		break;
-	case FI_UINT32:
-		apply_uint32_t(op, x, v, c, n);
-		break;
-	case FI_INT64:
-		apply_int64_t(op, x, v, c, n);
-		break;
-	case FI_UINT64:
-		apply_uint64_t(op, x, v, c, n);
-		break;
-	case FI_FLOAT:
-		apply_float(op, x, v, c, n);
-		break;
-	default:
-		apply_double(op, x, v, c, n);
-	}
+	apply_of[dt](op, x, v, c, n);
 }
 
 /* ---- target ------------------------------------------------------------ */
