@@ -421,30 +421,6 @@ static void read_params(void)
 
 /* ---- fi_getinfo -------------------------------------------------------- */
 
-#define CXLFI_CAPS                                                             \
-	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |           \
-	 FI_SOURCE | FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RMA | \
-	 FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |   \
-	 FI_RMA_EVENT)
-/* The transmit and receive halves of them (fi_getinfo(3), "Capabilities") */
-#define CXLFI_TX_CAPS \
-	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE)
-#define CXLFI_RX_CAPS                                                         \
-	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ | \
-	 FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV |     \
-	 FI_RMA_EVENT)
-/* Per peer, in posting order: sends among themselves, and RMA and
- * atomics among themselves (a write after a read only up to
- * CXLFI_ORDER_WAR_MAX bytes: a larger read's answer may take its data
- * after a later write was applied), and not across sends and RMA (direct
- * RMA does not wait for sends still in the channel). docs/fabric.md,
- * "RMA". */
-#define CXLFI_MSG_ORDER                                              \
-	(FI_ORDER_SAS | FI_ORDER_WAW | FI_ORDER_RAR | FI_ORDER_RAW | \
-	 FI_ORDER_WAR | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |        \
-	 FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR | \
-	 FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
-
 /* Can we satisfy these hints? Each refusal is logged with its reason
  * (FI_LOG_LEVEL=info), so a user can see why cxl was not offered. */
 static int hints_ok(const struct fi_info *h)
@@ -616,23 +592,25 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	fi->mode = 0;
 	fi->addr_format = FI_FORMAT_UNSPEC;
 
-	fi->tx_attr->caps = fi->caps & CXLFI_TX_CAPS;
+	/* the templates (attr.c), then what hints and parameters decide */
+	*fi->tx_attr = cxlfi_tx_attr;
+	*fi->rx_attr = cxlfi_rx_attr;
+	*fi->ep_attr = cxlfi_ep_attr;
+	*fi->domain_attr = cxlfi_domain_attr;
+	*fi->fabric_attr = cxlfi_fabric_attr;
+
+	fi->tx_attr->caps &= fi->caps;
 	/* Sends complete once the data is in the pool (transmit complete),
 	 * or, when asked, once the receiver has consumed it (delivery
 	 * complete: an acknowledgement token, bulk.c). FI_COMPLETION is
 	 * honoured as asked: with FI_SELECTIVE_COMPLETION it decides whether
 	 * plain fi_send()/fi_recv() report at all. */
-	fi->tx_attr->op_flags =
-		(hints && hints->tx_attr &&
-				 (hints->tx_attr->op_flags &
-				  FI_DELIVERY_COMPLETE)
-			 ? FI_DELIVERY_COMPLETE
-			 : FI_TRANSMIT_COMPLETE) |
-		(hints && hints->tx_attr
-			 ? hints->tx_attr->op_flags & FI_COMPLETION
-			 : 0);
-	fi->tx_attr->msg_order = CXLFI_MSG_ORDER;
-	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	if (hints && hints->tx_attr) {
+		if (hints->tx_attr->op_flags & FI_DELIVERY_COMPLETE)
+			fi->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+		fi->tx_attr->op_flags |=
+			hints->tx_attr->op_flags & FI_COMPLETION;
+	}
 	/* An inject is copied out before the call returns: into ring cells or
 	 * the transfer area when there is room, else into a queued heap copy,
 	 * so any size works and FI_CXL_INJECT_SIZE bounds the copy. MPICH
@@ -641,75 +619,32 @@ static int cxlfi_getinfo(uint32_t version, const char *node,
 	 * acknowledgement from the receiver). */
 	fi->tx_attr->inject_size = cxlfi_params.inject_size;
 	fi->tx_attr->size = cxlfi_params.ncells;
-	fi->tx_attr->iov_limit = 1;
-	fi->tx_attr->rma_iov_limit = 1;
 
-	fi->rx_attr->caps = fi->caps & CXLFI_RX_CAPS;
+	fi->rx_attr->caps &= fi->caps;
 	/* default receive flags: whether plain receives report, and
 	 * whether they are multi-receive buffers (fi_multi_recv's way) */
-	fi->rx_attr->op_flags =
-		hints && hints->rx_attr
-			? hints->rx_attr->op_flags &
-				  (FI_COMPLETION |
-				   (fi->caps & FI_MULTI_RECV ? FI_MULTI_RECV
-							     : 0))
-			: 0;
-	fi->rx_attr->msg_order = fi->tx_attr->msg_order;
-	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	if (hints && hints->rx_attr)
+		fi->rx_attr->op_flags =
+			hints->rx_attr->op_flags &
+			(FI_COMPLETION |
+			 (fi->caps & FI_MULTI_RECV ? FI_MULTI_RECV : 0));
 	fi->rx_attr->total_buffered_recv = cxlfi_params.unexp_limit;
-	fi->rx_attr->size = 65536;
-	fi->rx_attr->iov_limit = 1;
-
-	fi->ep_attr->type = FI_EP_RDM;
-	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
-	fi->ep_attr->protocol_version = 1;
-	fi->ep_attr->max_msg_size = CXLFI_MAX_MSG;
-	fi->ep_attr->msg_prefix_size = 0;
-	fi->ep_attr->max_order_raw_size = CXLFI_MAX_MSG;
-	fi->ep_attr->max_order_war_size = CXLFI_ORDER_WAR_MAX;
-	fi->ep_attr->max_order_waw_size = CXLFI_MAX_MSG;
-	fi->ep_attr->mem_tag_format = CXLFI_TAG_FORMAT;
-	fi->ep_attr->tx_ctx_cnt = 1;
-	fi->ep_attr->rx_ctx_cnt = 1;
 
 	fi->domain_attr->name = strdup(CXLFI_NAME);
-	fi->domain_attr->threading =
-		hints && hints->domain_attr &&
-				hints->domain_attr->threading !=
-					FI_THREAD_UNSPEC
-			? hints->domain_attr->threading
-			: FI_THREAD_SAFE;
+	if (hints && hints->domain_attr &&
+	    hints->domain_attr->threading != FI_THREAD_UNSPEC)
+		fi->domain_attr->threading = hints->domain_attr->threading;
 	/* control operations (AV inserts, enabling) complete in the call:
 	 * automatic if asked for, as nothing waits for progress */
-	fi->domain_attr->control_progress =
-		hints && hints->domain_attr &&
-				hints->domain_attr->control_progress ==
-					FI_PROGRESS_AUTO
-			? FI_PROGRESS_AUTO
-			: FI_PROGRESS_MANUAL;
-	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
-	fi->domain_attr->av_type = hints && hints->domain_attr
-					   ? hints->domain_attr->av_type
-					   : FI_AV_UNSPEC;
+	if (hints && hints->domain_attr &&
+	    hints->domain_attr->control_progress == FI_PROGRESS_AUTO)
+		fi->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	if (hints && hints->domain_attr)
+		fi->domain_attr->av_type = hints->domain_attr->av_type;
 	fi->domain_attr->mr_mode = mr_mode_for(version, hints);
-	fi->domain_attr->mr_key_size = 8;
-	fi->domain_attr->cq_data_size = CXLFI_CQ_DATA_SIZE;
-	fi->domain_attr->cq_cnt = 1024;
 	fi->domain_attr->ep_cnt = cxlfi_params.max_eps;
-	fi->domain_attr->tx_ctx_cnt = 1024;
-	fi->domain_attr->rx_ctx_cnt = 1024;
-	fi->domain_attr->max_ep_tx_ctx = 1;
-	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->max_ep_stx_ctx = 0;
-	fi->domain_attr->max_ep_srx_ctx = 0;
-	fi->domain_attr->cntr_cnt = 1024;
-	fi->domain_attr->mr_iov_limit = 1;
-	fi->domain_attr->mr_cnt = 1u << 20;
-	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
 
 	fi->fabric_attr->name = strdup(CXLFI_NAME);
-	fi->fabric_attr->prov_version = CXLFI_PROV_VERSION;
 	fi->fabric_attr->api_version = version;
 	if (!fi->domain_attr->name || !fi->fabric_attr->name) {
 		fi_freeinfo(fi);
