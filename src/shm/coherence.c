@@ -167,12 +167,12 @@ CXL_EXPORT void cxl_flush(cxl_pool *p, const void *ptr, size_t len)
 {
 	uintptr_t a, e;
 
-	if (p->mode == CXL_COH_COHERENT || !line_range(p, ptr, len, &a, &e))
+	if (p->coh == CXL_COH_COHERENT || !line_range(p, ptr, len, &a, &e))
 		return;
 	COUNT(flush_lines, (e - a) / CXL_LINE);
 	if (COST(p)) /* issued now, completes by the next fence */
 		cxl_cost_write(p, (e - a) / CXL_LINE, false);
-	if (p->mode == CXL_COH_EMULATED) {
+	if (p->coh == CXL_COH_EMULATED) {
 		/* Fault injection for the negative test: the write-back is
 		 * "forgotten", exactly the bug the emulator must expose. */
 		if (atomic_load_explicit(&cxl_test_skip_flush,
@@ -192,7 +192,7 @@ void cxl_inval2(cxl_pool *p, const void *ptr, size_t len, const void *ptr2,
 	uintptr_t a, e, a2 = 0, e2 = 0;
 	size_t n;
 
-	if (p->mode == CXL_COH_COHERENT) {
+	if (p->coh == CXL_COH_COHERENT) {
 		/* Pairs with the writer's release: later loads see its data. */
 		atomic_thread_fence(memory_order_acquire);
 		return;
@@ -210,7 +210,7 @@ void cxl_inval2(cxl_pool *p, const void *ptr, size_t len, const void *ptr2,
 	 * lines are read from the device (charged before the caller's loads) */
 	if (COST(p))
 		cxl_cost_fence_read(p, n);
-	if (p->mode == CXL_COH_EMULATED) {
+	if (p->coh == CXL_COH_EMULATED) {
 		if (e > a)
 			cxl_emu_inval(p, a - (uintptr_t)p->base,
 				      (e - a) / CXL_LINE);
@@ -238,7 +238,7 @@ CXL_EXPORT void cxl_inval(cxl_pool *p, const void *ptr, size_t len)
 
 CXL_EXPORT void cxl_wfence(cxl_pool *p)
 {
-	if (p->mode == CXL_COH_COHERENT) {
+	if (p->coh == CXL_COH_COHERENT) {
 		atomic_thread_fence(memory_order_release);
 		return;
 	}
@@ -246,7 +246,7 @@ CXL_EXPORT void cxl_wfence(cxl_pool *p)
 	if (COST(p))
 		cxl_cost_fence(p);
 #if defined(__x86_64__)
-	if (p->mode != CXL_COH_EMULATED) {
+	if (p->coh != CXL_COH_EMULATED) {
 		/* Orders clflushopt/clwb and movnti before later stores. */
 		_mm_sfence();
 		return;
@@ -257,13 +257,13 @@ CXL_EXPORT void cxl_wfence(cxl_pool *p)
 
 CXL_EXPORT void cxl_fence(cxl_pool *p)
 {
-	if (p->mode != CXL_COH_COHERENT) {
+	if (p->coh != CXL_COH_COHERENT) {
 		COUNT(fences, 1);
 		if (COST(p))
 			cxl_cost_fence(p);
 	}
 #if defined(__x86_64__)
-	if (p->mode == CXL_COH_FLUSH || p->mode == CXL_COH_UNCACHED) {
+	if (p->coh == CXL_COH_FLUSH || p->coh == CXL_COH_UNCACHED) {
 		_mm_mfence();
 		return;
 	}
@@ -273,7 +273,7 @@ CXL_EXPORT void cxl_fence(cxl_pool *p)
 
 CXL_EXPORT void cxl_nt_store64(cxl_pool *p, uint64_t *ptr, uint64_t v)
 {
-	switch (p->mode) {
+	switch (p->coh) {
 	case CXL_COH_COHERENT:
 		__atomic_store_n(ptr, v, __ATOMIC_SEQ_CST);
 		return;
@@ -302,7 +302,7 @@ CXL_EXPORT uint64_t cxl_nt_load64(cxl_pool *p, const uint64_t *ptr)
 {
 	uintptr_t a, e;
 
-	if (p->mode == CXL_COH_COHERENT)
+	if (p->coh == CXL_COH_COHERENT)
 		return __atomic_load_n(ptr, __ATOMIC_SEQ_CST);
 	COUNT(nt_loads, 1);
 	COUNT(fences, 1); /* every mode but coherent fences before the load */
@@ -311,7 +311,7 @@ CXL_EXPORT uint64_t cxl_nt_load64(cxl_pool *p, const uint64_t *ptr)
 		cxl_cost_fence_read(p, 1);
 	if (!line_range(p, ptr, sizeof(*ptr), &a, &e))
 		return __atomic_load_n(ptr, __ATOMIC_SEQ_CST);
-	if (p->mode == CXL_COH_EMULATED) {
+	if (p->coh == CXL_COH_EMULATED) {
 		cxl_emu_inval(p, a - (uintptr_t)p->base, 1);
 		return __atomic_load_n(ptr, __ATOMIC_SEQ_CST);
 	}
@@ -365,8 +365,8 @@ CXL_EXPORT void cxl_copy_to_pool(cxl_pool *p, void *dst, const void *src,
 	/* Large copies stream in the flush mode too: streaming stores leave
 	 * no dirty line behind, so they need no per-line flush, only the
 	 * caller's cxl_wfence (sfence orders them before later stores). */
-	if (p->mode == CXL_COH_UNCACHED ||
-	    (p->mode == CXL_COH_FLUSH && n >= CXL_STREAM_COPY_MIN)) {
+	if (p->coh == CXL_COH_UNCACHED ||
+	    (p->coh == CXL_COH_FLUSH && n >= CXL_STREAM_COPY_MIN)) {
 		nt_copy(p, dst, src, n);
 		return;
 	}
@@ -376,7 +376,7 @@ CXL_EXPORT void cxl_copy_to_pool(cxl_pool *p, void *dst, const void *src,
 	 * "Decisions"), and the writer skips the read for ownership
 	 * of each destination line. cxl_wfence is no sfence in this mode, so
 	 * the copy ends with one: streaming stores are weakly ordered. */
-	if (p->mode == CXL_COH_COHERENT && n >= CXL_STREAM_COPY_MIN) {
+	if (p->coh == CXL_COH_COHERENT && n >= CXL_STREAM_COPY_MIN) {
 		nt_copy(p, dst, src, n);
 		_mm_sfence();
 		return;

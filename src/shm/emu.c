@@ -232,11 +232,13 @@ int cxl_emu_attach(struct cxl_pool *p)
 	}
 	p->base = priv;
 	load_cache(p);
+	p->coh = CXL_COH_EMULATED; /* the coherence operations use both views */
 	return CXL_OK;
 }
 
 void cxl_emu_detach(struct cxl_pool *p)
 {
+	p->coh = CXL_COH_COHERENT;
 	if (p->emu.lock_map)
 		munmap(p->emu.lock_map, p->emu.lock_map_len);
 	p->emu.lock_map = NULL;

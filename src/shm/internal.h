@@ -62,7 +62,12 @@ struct cxl_pool {
 	uint64_t size;
 	void *resv; /* reservation including guard pages */
 	size_t resv_len;
-	enum cxl_coh_mode mode;
+	enum cxl_coh_mode
+		mode; /* configured (CXL_COHERENCE or the backend's) */
+	/* the mode the coherence operations act in: mode, once its view
+	 * exists; in emulation the shared view (coherent) until the
+	 * emulator's private cache is set up (cxl_emu_attach) */
+	enum cxl_coh_mode coh;
 	enum cxl_flush_insn insn;
 	struct cost_rt cost;
 	struct emu_state emu;

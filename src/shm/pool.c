@@ -86,6 +86,9 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 			  ? o->mode
 			  : (p->backend == BACKEND_DEVDAX ? CXL_COH_FLUSH
 							  : CXL_COH_COHERENT);
+	/* formatting and the header work on the shared view: the emulator's
+	 * private cache comes last (cxl_emu_attach) */
+	p->coh = p->mode == CXL_COH_EMULATED ? CXL_COH_COHERENT : p->mode;
 	if ((rc = cxl_coh_select(p)))
 		goto fail;
 	cxl_cost_setup(p);
@@ -97,10 +100,6 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 		 * emulator copy exists; a format/remove handle keeps that view.
 		 * The file creator still holds its flock, so it is the only
 		 * formatter of a new file. */
-		enum cxl_coh_mode m = p->mode;
-
-		if (m == CXL_COH_EMULATED)
-			p->mode = CXL_COH_COHERENT;
 		if (created) {
 			rc = cxl_format_mapped(p, o);
 			flock(p->fd, LOCK_UN);
@@ -113,17 +112,8 @@ static int pool_open(const struct cxl_pool_opts *o, struct cxl_pool **out,
 			*out = p;
 			return CXL_OK;
 		}
-		p->mode = m;
 	}
-
-	{
-		enum cxl_coh_mode m = p->mode;
-
-		if (m == CXL_COH_EMULATED)
-			p->mode = CXL_COH_COHERENT; /* shared view for now */
-		read_hdr(p, &p->hdr);
-		p->mode = m;
-	}
+	read_hdr(p, &p->hdr);
 	if ((rc = cxl_hdr_validate(&p->hdr, p->size, o->path)))
 		goto fail;
 	p->size = p->hdr.pool_size;
@@ -490,8 +480,7 @@ CXL_EXPORT void *cxl_pool_base(const cxl_pool *p)
 
 CXL_EXPORT void *cxl_pool_dma_base(const cxl_pool *p)
 {
-	return p->mode == CXL_COH_EMULATED && p->emu.shared ? p->emu.shared
-							    : p->base;
+	return p->coh == CXL_COH_EMULATED ? p->emu.shared : p->base;
 }
 
 CXL_EXPORT uint64_t cxl_pool_size(const cxl_pool *p)

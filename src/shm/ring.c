@@ -429,11 +429,11 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 	 * other lines missing. The emulator writes back synchronously, in
 	 * call order, so there line 0 goes first: a consumer that read a line
 	 * before its own stamp says it is there gets stale bytes. */
-	if (p->mode == CXL_COH_EMULATED)
+	if (p->coh == CXL_COH_EMULATED)
 		cxl_flush(p, c0, CXL_LINE);
 	if (nl > 1)
 		lines_apply(r, r->seq, 1, nl - 1, false);
-	if (p->mode != CXL_COH_EMULATED)
+	if (p->coh != CXL_COH_EMULATED)
 		cxl_flush(p, c0, CXL_LINE);
 	if (!(flags & CXL_RING_NOFENCE))
 		cxl_wfence(p); /* message in the pool before send returns */
