@@ -236,34 +236,6 @@ static const char *insn_label(const struct run *r)
 
 /* ---- measuring --------------------------------------------------------- */
 
-void bench_print_host(void)
-{
-	char host[64] = "?", model[128] = "unknown CPU", line[256];
-	FILE *ci = fopen("/proc/cpuinfo", "r");
-	struct cxl_cpu_features f;
-
-	gethostname(host, sizeof(host) - 1);
-	while (ci && fgets(line, sizeof(line), ci)) {
-		char *v = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) || !v)
-			continue;
-		v += strspn(v, ": \t");
-		v[strcspn(v, "\n")] = '\0';
-		snprintf(model, sizeof(model), "%s", v);
-		break;
-	}
-	if (ci)
-		fclose(ci);
-	cxl_cpu_features_get(&f);
-	printf("cxlbench: host %s, %s, %ld online CPUs, flush instructions:"
-	       "%s%s%s%s\n",
-	       host, model, sysconf(_SC_NPROCESSORS_ONLN),
-	       f.clflushopt ? " clflushopt" : "", f.clwb ? " clwb" : "",
-	       f.clflush ? " clflush" : "",
-	       f.clflushopt || f.clwb || f.clflush ? "" : " none");
-}
-
 static void print_machine(const struct args *a, const struct cxl_pool_opts *o)
 {
 	char sz[32];

@@ -2,11 +2,17 @@
 /*
  * cxlbench: pool characterization (latency, bandwidth, coherence cost).
  *
- * Shared between the three parts of the tool:
- *   cxlbench.c         options, pool attachments, the run loop
- *   cxlbench_run.c     the measurements
- *   cxlbench_report.c  results: CSV rows and the tables on stdout
- * and the subcommands 'stream' and 'pmem' (cxlbench_stream.h).
+ * The layers, each calling only those below it:
+ *   cxlbench.c          main: the subcommand, or the plain run (options,
+ *                       pool attachments, the run loop)
+ *   cxlbench_stream.c,  the subcommands 'stream', 'pmem' and 'loaded'
+ *   cxlbench_pmem.c,
+ *   cxlbench_loaded.c
+ *   stream_cmd.c        the options, pool and frame of 'stream' and 'pmem'
+ *                       (cxlbench_stream.h)
+ *   cxlbench_run.c      the measurements of the plain run
+ *   cxlbench_report.c   results: CSV rows, the tables on stdout, the host
+ *   ../common/          the options and pool of every benchmark tool
  */
 #ifndef CXLBENCH_H
 #define CXLBENCH_H
@@ -72,9 +78,6 @@ struct bench_results {
 	FILE *csv; /* NULL without --csv */
 };
 
-/* cxlbench.c */
-void bench_print_host(void); /* host, CPU model, CPUs, flush instructions */
-
 /* cxlbench_run.c */
 uint64_t bench_obj_bytes(const struct bench_plan *pl);
 int bench_scratch_init(struct bench_scratch *s, const struct bench_plan *pl);
@@ -95,6 +98,7 @@ int bench_csv_close(struct bench_results *r, const char *path);
 int bench_add(struct bench_results *r, const struct bench_result *res);
 void bench_print_tables(const struct bench_results *r);
 void bench_results_free(struct bench_results *r);
+void bench_print_host(void); /* host, CPU model, CPUs, flush instructions */
 const char *bench_fmt_size(uint64_t bytes, char *buf, size_t cap);
 
 #endif

@@ -19,44 +19,6 @@
 #include "stream_place.h"
 #include "stream_pmemobj.h"
 
-void pmem_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: cxlbench pmem [options]\n"
-		"\n"
-		"STREAM-PMem: STREAM's kernels with the arrays as persistent\n"
-		"objects, volatile (no persistence) next to persistent (the written\n"
-		"array made durable after every kernel), per kernel, in MB/s and as\n"
-		"a ratio:\n"
-		"  pmemobj  PMDK's libpmemobj: a pool file next to the cxl pool (same\n"
-		"           medium), pmemobj_alloc'ed arrays, pmemobj_persist()\n"
-		"  cxl      pool objects, cxl_flush() + cxl_wfence() (per --mode)\n"
-		"  dram     local DRAM, volatile, for reference\n"
-		"\n"
-		"  --pool PATH       pool to use (default: CXL_POOL, else a temporary\n"
-		"                    pool in /dev/shm, removed at exit)\n"
-		"  --size SIZE       size of a pool cxlbench creates, e.g. 1G\n"
-		"  --mode LIST       coherence modes of the cxl rows (default: flush;\n"
-		"                    coherent flushes nothing, so it is not persistent)\n"
-		"  --pmem-file PATH  libpmemobj pool (default: a new file next to the\n"
-		"                    pool, removed at exit; required for a devdax pool:\n"
-		"                    another devdax device, used whole)\n"
-		"  --csv FILE        one row per arrays, mode, persistence and kernel\n"
-		"  --n ELEMS         doubles per array (default: 4x the last-level\n"
-		"                    cache, STREAM's rule)\n"
-		"  --ntimes K        iterations, >= 2 (default 10; --quick: 5)\n"
-		"  --quick           16 MiB arrays, 5 iterations (breaks the 4x rule)\n"
-		"  --omit-flush      testing only: the cxl rows skip cxl_flush(); the\n"
-		"                    emulated mode must then fail validation\n"
-		"  --help            this text\n"
-		"\n"
-		"Unless PMEM_IS_PMEM_FORCE is set, cxlbench sets it to 1 for a pmemobj\n"
-		"file: a tmpfs file is no pmem, and PMDK would msync() instead of\n"
-		"flushing cache lines as it does on persistent (or CXL) memory.\n"
-		"Persistent runs are validated after the arrays are re-read from the\n"
-		"pool (invalidated). Exit status: 0 when every run validates.\n");
-}
-
 /* ---- the steps ------------------------------------------------------------
  */
 

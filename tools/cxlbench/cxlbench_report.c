@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cxlbench.h"
 
@@ -248,4 +249,33 @@ void bench_print_tables(const struct bench_results *r)
 		print_table(r, &tables[i], false);
 		print_table(r, &tables[i], true);
 	}
+}
+
+/* One line on the machine: host, CPU model, CPUs, flush instructions */
+void bench_print_host(void)
+{
+	char host[64] = "?", model[128] = "unknown CPU", line[256];
+	FILE *ci = fopen("/proc/cpuinfo", "r");
+	struct cxl_cpu_features f;
+
+	gethostname(host, sizeof(host) - 1);
+	while (ci && fgets(line, sizeof(line), ci)) {
+		char *v = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !v)
+			continue;
+		v += strspn(v, ": \t");
+		v[strcspn(v, "\n")] = '\0';
+		snprintf(model, sizeof(model), "%s", v);
+		break;
+	}
+	if (ci)
+		fclose(ci);
+	cxl_cpu_features_get(&f);
+	printf("cxlbench: host %s, %s, %ld online CPUs, flush instructions:"
+	       "%s%s%s%s\n",
+	       host, model, sysconf(_SC_NPROCESSORS_ONLN),
+	       f.clflushopt ? " clflushopt" : "", f.clwb ? " clwb" : "",
+	       f.clflush ? " clflush" : "",
+	       f.clflushopt || f.clwb || f.clflush ? "" : " none");
 }

@@ -45,7 +45,7 @@ struct stream_rows {
 	bool merge; /* a repeated mode and placement keeps the best times */
 };
 
-/* cxlbench_stream.c (shared with cxlbench_pmem.c) */
+/* stream_cmd.c: the options, pool and frame both subcommands share */
 int stream_parse_args(int argc, char **argv, struct stream_args *a);
 size_t stream_pick_n(const struct stream_args *a);
 int stream_setup_pool(const struct stream_args *a, struct cxl_pool_opts *o,
@@ -82,7 +82,5 @@ int stream_cmd_main(const char *cmd, int argc, char **argv,
 
 int cxlbench_stream_main(int argc, char **argv);
 int cxlbench_pmem_main(int argc, char **argv);
-/* cxlbench pmem's usage text (cxlbench stream --help points to it) */
-void pmem_usage(FILE *f);
 
 #endif
