@@ -632,3 +632,17 @@ void chan_credit(struct chan *c)
 	c->given = c->taken;
 	chan_unfenced = true;
 }
+
+/*
+ * Busy-wait step *n (from 0) of a stream wait: libcxlshm's learning spin
+ * (cxl_spin_step: pause up to 2 us, then yield), per thread. Here because
+ * a waiting thread first publishes its own unfenced flags: nobody may
+ * wait for a flag of ours meanwhile.
+ */
+void stream_spin(unsigned *n)
+{
+	static _Thread_local struct cxl_spin spin = CXL_SPIN_INIT(2000, 16);
+
+	chan_flags_out();
+	cxl_spin_step(&spin, n);
+}

@@ -66,18 +66,10 @@ struct stream_queue {
 	pthread_cond_t done; /* the host thread waits for head on it */
 };
 
-/* The progress thread's idle loop: pause IDLE_SPIN_NS, then yield; it
- * does not teach stream_spin (an idle wait always ends by yielding). */
+/* The progress thread's idle loop: pause IDLE_SPIN_NS, then yield
+ * (cxl_spin_step); it does not learn (an idle wait always ends by
+ * yielding) and does not teach stream_spin. */
 #define IDLE_SPIN_NS 2000
-static void idle_spin(unsigned *n, uint64_t *t0)
-{
-	if ((*n)++ == 0)
-		*t0 = cxl_now_ns();
-	if (cxl_now_ns() - *t0 < IDLE_SPIN_NS)
-		__builtin_ia32_pause();
-	else
-		sched_yield();
-}
 
 static struct queue_head *to_head(MPIS_Queue q)
 {
@@ -237,7 +229,7 @@ static void *progress(void *arg)
 	struct stream_queue *q = arg;
 	unsigned idle = 0;
 	uint64_t host_since = 0; /* when a host thread took the queue */
-	uint64_t idle_t0 = 0;
+	struct cxl_spin idle_spin = CXL_SPIN_INIT(IDLE_SPIN_NS, 0);
 
 	for (;;) {
 		/* acquire: the operation's fields were written before tail */
@@ -280,7 +272,7 @@ static void *progress(void *arg)
 		if (!idle)
 			chan_drain();
 		if (!host && (idle < IDLE_YIELDS || !empty)) {
-			idle_spin(&idle, &idle_t0);
+			cxl_spin_step(&idle_spin, &idle);
 			continue;
 		}
 		/* a host thread runs the queue: most such waits are short

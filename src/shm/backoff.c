@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Adaptive polling with a deadline, used by every wait in libcxlshm. A
- * utility below the arena: it calls only the clock (clock.c). */
+/* The backoff policies (include/cxlshm/clock.h): adaptive polling with a
+ * deadline, used by every wait in libcxlshm, and the pause-then-yield
+ * spin of latency-critical waits. A utility below the arena: it calls
+ * only the clock (clock.c). */
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
@@ -78,4 +80,27 @@ CXL_EXPORT int cxl_backoff_wait(struct cxl_backoff *b)
 	if (b->deadline_ns && cxl_now_ns() > b->deadline_ns)
 		return CXL_ETIMEDOUT;
 	return CXL_OK;
+}
+
+CXL_EXPORT void cxl_spin_step(struct cxl_spin *s, unsigned *n)
+{
+	if ((*n)++ == 0) {
+		/* a new wait: learn from the previous one */
+		if (s->probe && s->any)
+			s->learned_ns =
+				s->yielded ? s->learned_ns / 2 : s->full_ns;
+		s->any = 1;
+		s->yielded = 0;
+		s->cur_ns = s->probe && ++s->waits % s->probe ? s->learned_ns
+							      : s->full_ns;
+		s->t0 = cxl_now_ns();
+	}
+	if (cxl_now_ns() - s->t0 < s->cur_ns) {
+#if defined(__x86_64__)
+		__builtin_ia32_pause();
+#endif
+	} else {
+		s->yielded = 1;
+		sched_yield();
+	}
 }
