@@ -390,7 +390,11 @@ static int completed(int rc, MPI_Request *req)
 	return PMPI_Grequest_complete(*req);
 }
 
-/* ---- the MPI entry points --------------------------------------------- */
+/* ---- the MPI entry points ---------------------------------------------
+ * One per MPI function, int and large-count (_c) forms alike, each the
+ * same few lines by design: the MPI library's own call for a window that
+ * is not direct, else the operation above (request-based forms complete
+ * before they return). The repetition is the MPI API's, not logic. */
 
 static struct pool_win *direct(MPI_Win win)
 {
