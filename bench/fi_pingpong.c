@@ -58,6 +58,7 @@ struct node {
 	fi_addr_t peer;
 };
 
+/* its own clock: this program links libfabric only, no cxlmpi library */
 static double now_us(void)
 {
 	struct timespec ts;

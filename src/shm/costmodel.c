@@ -65,17 +65,9 @@ CXL_EXPORT int cxl_cost_preset(const char *name, struct cxl_cost_params *out)
 	return CXL_EINVAL;
 }
 
-/* CLOCK_MONOTONIC at the first setup: times are kept in ps from here, so
+/* cxl_now_ns() at the first setup: times are kept in ps from here, so
  * that 64 bits last 213 days of a process, whatever the uptime. */
 static _Atomic uint64_t clock_base_ns;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void cxl_cost_setup(struct cxl_pool *p)
 {
@@ -95,7 +87,7 @@ void cxl_cost_setup(struct cxl_pool *p)
 	p->cost.line_ps = (uint64_t)(CXL_LINE * 1000.0 / c->bw_gbs + 0.5);
 	/* the first attachment with a model sets the base; later ones keep it
 	 * (a time before it would wrap) */
-	atomic_compare_exchange_strong(&clock_base_ns, &zero, mono_ns() - 1);
+	atomic_compare_exchange_strong(&clock_base_ns, &zero, cxl_now_ns() - 1);
 	p->cost.on = true;
 }
 
@@ -118,7 +110,7 @@ static _Thread_local uint64_t wr_free, wr_done;
 
 static inline uint64_t now_ps(void)
 {
-	return (mono_ns() -
+	return (cxl_now_ns() -
 		atomic_load_explicit(&clock_base_ns, memory_order_relaxed)) *
 	       1000u;
 }
