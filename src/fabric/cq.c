@@ -229,6 +229,8 @@ void cxlfi_cq_detach_ep(struct cxlfi_cq *cq, struct cxlfi_ep *ep)
 	cxlfi_eps_del(cq->eps, &cq->neps, ep);
 }
 
+/* One case per fi_cq(3) entry format, each copying the fields that format
+ * has from the tagged entry kept (the formats are nested structs). */
 static void copy_entry(struct cxlfi_cq *cq, void *dst,
 		       const struct cxlfi_cqe *s)
 {

@@ -92,7 +92,11 @@ static ssize_t do_recvv(struct fid_ep *fep, const struct iovec *iov,
 #define EPF(fep) (((struct cxlfi_ep *)(fep))->tx_op_flags)
 #define EPR(fep) (((struct cxlfi_ep *)(fep))->rx_op_flags)
 
-/* ---- fi_msg --------------------------------------------------------- */
+/* ---- fi_msg ---------------------------------------------------------
+ * One function per form that fi_msg(3) and fi_tagged(3) define (plain,
+ * iovec, msg struct, inject, with data), each the same one call to
+ * do_send/do_recv with that form's arguments: the repetition is the
+ * API's, the logic is in do_*. */
 
 static ssize_t m_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 		      fi_addr_t src, void *ctx)
