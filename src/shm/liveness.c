@@ -27,6 +27,26 @@ static struct beat_ent *ents;
 static size_t n_ents, cap_ents;
 static bool running, stop;
 static pthread_t thread;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* A forked child has no beat thread, and may have been forked while the
+ * parent's held mu: it starts with no beats and fresh locks (it attaches
+ * the pool again and registers its own). */
+static void child_reset(void)
+{
+	pthread_mutex_init(&life_mu, NULL);
+	pthread_mutex_init(&mu, NULL);
+	pthread_cond_init(&cv, NULL);
+	free(ents);
+	ents = NULL;
+	n_ents = cap_ents = 0;
+	running = stop = false;
+}
+
+static void atfork_init(void)
+{
+	pthread_atfork(NULL, NULL, child_reset);
+}
 
 /* One round: every beat, then each pool's host beat once. mu held. */
 static void beat_round(uint64_t beat)
@@ -77,6 +97,7 @@ CXL_EXPORT int cxl_beat_add(cxl_pool *p, uint64_t *word)
 		return cxl_seterr(CXL_EINVAL,
 				  "a heartbeat word must be an aligned word "
 				  "of the pool mapping");
+	pthread_once(&atfork_once, atfork_init);
 	pthread_mutex_lock(&life_mu);
 	pthread_mutex_lock(&mu);
 	if (n_ents == cap_ents) {

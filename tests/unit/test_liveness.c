@@ -7,7 +7,9 @@
  */
 #include <dirent.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "testutil.h"
@@ -51,7 +53,7 @@ int main(int argc, char **argv)
 	tpool_init(&tp, "liveness");
 	topts(&o, &tp, mode, 0, 0);
 	REQUIRE(cxl_pool_attach(&o, &p) == CXL_OK);
-	REQUIRE(cxl_obj_create(p, "beats", 2 * CXL_LINE, CXL_OBJ_ZERO, &obj) ==
+	REQUIRE(cxl_obj_create(p, "beats", 3 * CXL_LINE, CXL_OBJ_ZERO, &obj) ==
 		CXL_OK);
 	words = obj.ptr;
 	CHECK(cxl_pool_peer_timeout_ms(p) == 10000); /* the default */
@@ -87,6 +89,24 @@ int main(int argc, char **argv)
 	sleep_ms(2 * CXL_BEAT_MS);
 	CHECK(cxl_watch_still_ms(p, &words[0], &w0, now_ms()) >=
 	      2 * CXL_BEAT_MS - 10);
+
+	/* a forked child: no beat thread, no beats of the parent; its own
+	 * first beat starts one (and does not hang on the parent's lock) */
+	{
+		pid_t pid = fork();
+		int st = 0;
+
+		if (pid == 0) {
+			int ok = threads() == 1 &&
+				 cxl_beat_add(p, &words[16]) == CXL_OK &&
+				 threads() == 2;
+
+			cxl_beat_remove(p, &words[16]);
+			_exit(ok && threads() == 1 ? 0 : 1);
+		}
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		      WEXITSTATUS(st) == 0);
+	}
 
 	/* the last one removed: no thread left, the beat stops */
 	cxl_beat_remove(p, &words[8]);
