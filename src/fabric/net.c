@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The network link (net.h): one endpoint of the network provider per
+ * endpoint of ours, in a fabric and domain of its own (a domain of
+ * ofi_rxm takes one imported receive queue). Its CQs are opened with
+ * FI_PEER around the owner's CQs, its receive queue is the owner's
+ * (fi_srx_context with FI_PEER), and its AV maps each peer to the owner's
+ * fi_addr_t (FI_AV_USER_ID), so nothing it reports needs translating.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include "net.h"
+
+bool cxlfi_net_version_ok(uint32_t *version)
+{
+	uint32_t v = fi_version();
+
+	if (version)
+		*version = v;
+	return FI_MAJOR(v) > FI_MAJOR(CXLFI_PEER_API_MIN) ||
+	       (FI_MAJOR(v) == FI_MAJOR(CXLFI_PEER_API_MIN) &&
+		FI_MINOR(v) >= FI_MINOR(CXLFI_PEER_API_MIN));
+}
+
+static struct fi_info *net_hints(const char *prov)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	if (!h)
+		return NULL;
+	h->fabric_attr->prov_name = strdup(prov);
+	if (!h->fabric_attr->prov_name) {
+		fi_freeinfo(h);
+		return NULL;
+	}
+	h->caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE |
+		  FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+	h->ep_attr->type = FI_EP_RDM;
+	/* the owner serialises every call into the link (its domain lock) */
+	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	h->domain_attr->av_type = FI_AV_TABLE;
+	h->domain_attr->caps =
+		FI_PEER | FI_AV_USER_ID | FI_LOCAL_COMM | FI_REMOTE_COMM;
+	/* no mode bit we would have to honour: no FI_MR_LOCAL, no
+	 * FI_CONTEXT; messages only (RMA to network peers is refused) */
+	h->domain_attr->mr_mode = 0;
+	h->mode = 0;
+	/* MPI's matching order needs send-after-send per peer */
+	h->tx_attr->msg_order = FI_ORDER_SAS;
+	h->rx_attr->msg_order = FI_ORDER_SAS;
+	return h;
+}
+
+#define STEP(call, what)                                                      \
+	do {                                                                  \
+		rc = (call);                                                  \
+		if (rc) {                                                     \
+			snprintf(why, whylen,                                 \
+				 "%s of network provider \"%s\" failed: %s "  \
+				 "(choose another network provider, or run "  \
+				 "pool-only)",                                \
+				 what, prov, fi_strerror(rc < 0 ? -rc : rc)); \
+			goto fail;                                            \
+		}                                                             \
+	} while (0)
+
+int cxlfi_net_open(const char *prov, const struct cxlfi_net_owner *owner,
+		   struct cxlfi_net **out, char *why, size_t whylen)
+{
+	struct fipeer_cq_context txc = { sizeof(txc), owner->tx_cq };
+	struct fipeer_cq_context rxc = { sizeof(rxc), owner->rx_cq };
+	struct fipeer_srx_context srxc = { sizeof(srxc), owner->srx };
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
+				  .flags = FI_PEER };
+	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+	struct fi_rx_attr rxa = { .op_flags = FI_PEER };
+	struct fi_info *hints;
+	struct cxlfi_net *n;
+	uint32_t v;
+	int rc;
+
+	*out = NULL;
+	if (!cxlfi_net_version_ok(&v)) {
+		snprintf(why, whylen,
+			 "network peers need libfabric %u.%u or later for "
+			 "its peer API; the libfabric loaded is %u.%u "
+			 "(set LD_LIBRARY_PATH to a newer one, e.g. the one "
+			 "of the MPICH or Open MPI wheel, or run pool-only)",
+			 FI_MAJOR(CXLFI_PEER_API_MIN),
+			 FI_MINOR(CXLFI_PEER_API_MIN), FI_MAJOR(v),
+			 FI_MINOR(v));
+		return -FI_ENOSYS;
+	}
+	n = calloc(1, sizeof(*n));
+	hints = net_hints(prov);
+	if (!n || !hints) {
+		free(n);
+		fi_freeinfo(hints);
+		snprintf(why, whylen, "out of memory opening the network link");
+		return -FI_ENOMEM;
+	}
+	rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL,
+			NULL, 0, hints, &n->info);
+	fi_freeinfo(hints);
+	STEP(rc, "fi_getinfo (RDM, tagged, FI_PEER, FI_AV_USER_ID)");
+	STEP(fi_fabric(n->info->fabric_attr, &n->fabric, NULL), "fi_fabric");
+	STEP(fi_domain(n->fabric, n->info, &n->domain, NULL), "fi_domain");
+	STEP(fi_av_open(n->domain, &ava, &n->av, NULL), "fi_av_open");
+	STEP(fi_cq_open(n->domain, &cqa, &n->tx_cq, &txc),
+	     "fi_cq_open (FI_PEER, transmit)");
+	if (owner->rx_cq == owner->tx_cq) {
+		n->rx_cq = n->tx_cq;
+	} else {
+		STEP(fi_cq_open(n->domain, &cqa, &n->rx_cq, &rxc),
+		     "fi_cq_open (FI_PEER, receive)");
+	}
+	STEP(fi_srx_context(n->domain, &rxa, &n->srx, &srxc),
+	     "fi_srx_context (FI_PEER)");
+	STEP(fi_endpoint(n->domain, n->info, &n->ep, NULL), "fi_endpoint");
+	STEP(fi_ep_bind(n->ep, &n->av->fid, 0), "binding the AV");
+	if (n->rx_cq == n->tx_cq) {
+		STEP(fi_ep_bind(n->ep, &n->tx_cq->fid, FI_TRANSMIT | FI_RECV),
+		     "binding the CQ");
+	} else {
+		STEP(fi_ep_bind(n->ep, &n->tx_cq->fid, FI_TRANSMIT),
+		     "binding the transmit CQ");
+		STEP(fi_ep_bind(n->ep, &n->rx_cq->fid, FI_RECV),
+		     "binding the receive CQ");
+	}
+	STEP(fi_ep_bind(n->ep, &n->srx->fid, 0), "binding the receive queue");
+	STEP(fi_enable(n->ep), "fi_enable");
+	n->namelen = sizeof(n->name);
+	rc = fi_getname(&n->ep->fid, n->name, &n->namelen);
+	if (rc == -FI_ETOOSMALL || (!rc && n->namelen > sizeof(n->name))) {
+		snprintf(why, whylen,
+			 "network provider \"%s\" has addresses of %zu bytes; "
+			 "an address of ours carries at most %u (choose "
+			 "another network provider)",
+			 prov, n->namelen, CXLFI_NET_ADDR_MAX);
+		rc = -FI_ETOOSMALL;
+		goto fail;
+	}
+	STEP(rc, "fi_getname");
+	*out = n;
+	return 0;
+fail:
+	cxlfi_net_close(n);
+	return rc < 0 ? rc : -rc;
+}
+
+#undef STEP
+
+void cxlfi_net_close(struct cxlfi_net *n)
+{
+	if (!n)
+		return;
+	/* endpoint first: it holds the CQs, the AV and the receive queue */
+	if (n->ep)
+		fi_close(&n->ep->fid);
+	if (n->srx)
+		fi_close(&n->srx->fid);
+	if (n->rx_cq && n->rx_cq != n->tx_cq)
+		fi_close(&n->rx_cq->fid);
+	if (n->tx_cq)
+		fi_close(&n->tx_cq->fid);
+	if (n->av)
+		fi_close(&n->av->fid);
+	if (n->domain)
+		fi_close(&n->domain->fid);
+	if (n->fabric)
+		fi_close(&n->fabric->fid);
+	if (n->info)
+		fi_freeinfo(n->info);
+	free(n);
+}
+
+int cxlfi_net_insert(struct cxlfi_net *n, const void *name, size_t namelen,
+		     fi_addr_t id, fi_addr_t *net)
+{
+	fi_addr_t a = id; /* in: our id; out: the link's address */
+	int rc;
+
+	if (!namelen || namelen > CXLFI_NET_ADDR_MAX)
+		return -FI_EINVAL;
+	rc = fi_av_insert(n->av, name, 1, &a, FI_AV_USER_ID, NULL);
+	if (rc != 1)
+		return rc < 0 ? rc : -FI_EINVAL;
+	*net = a;
+	return 0;
+}
+
+void cxlfi_net_progress(struct cxlfi_net *n)
+{
+	struct fi_cq_tagged_entry e;
+
+	/* Completions go straight to the owner (FI_PEER): these reads only
+	 * drive the provider's progress and return nothing. */
+	(void)fi_cq_read(n->tx_cq, &e, 0);
+	if (n->rx_cq != n->tx_cq)
+		(void)fi_cq_read(n->rx_cq, &e, 0);
+}
