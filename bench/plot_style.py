@@ -44,6 +44,9 @@ SERIES = {
     "cxl-seed002": Style("tab:orange", "v"),
     "ib-hdr": Style("tab:gray", "D"),
     "tcp-cx6": Style("tab:brown", "X"),
+    "pods16-cmpi-ib-hdr": Style("tab:green", "s"),
+    "pods16-cmpi-tcp-cx6": Style("tab:olive", "P"),
+    "pods16-seed002-ib-hdr": Style("tab:cyan", "^"),
 }
 
 # Series without a name of their own (kernels, media, programs): by index.

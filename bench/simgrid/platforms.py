@@ -19,6 +19,18 @@ each (per-message CPU overheads, no hidden SMPI correction factors).
   ib-hdr        N hosts on a 2-level InfiniBand HDR fat tree (32 hosts per
                 leaf, 32 spines, full bisection), every link full duplex.
   tcp-cx6       the same tree with TCP over 100 GbE (cMPI's comparison).
+  pods<P>-<device>-<network>
+                pods of P hosts, each pod one CXL device as in cxl-<device>
+                (shared), every host also on the network; pods joined by
+                a non-blocking core of that network (full bisection: one
+                uplink of P links' bandwidth per pod). Within a pod a
+                message goes through the pool, between pods through the
+                network, as the provider routes them (docs/multipool.md).
+                SMPI's per-message CPU time cannot differ by route, so
+                here the device time of a message is latency on the
+                pool path (half on each host's device link) and only the
+                MPI software time is CPU; project.py measures what that
+                changes against cxl-<device> (one pod, CPU-charged).
   machine       this machine, calibrated: one host with 2 cores that runs
                 every rank, one shared link with the measured bandwidth of
                 the cxl provider, the measured one-way latency as CPU time.
@@ -33,6 +45,7 @@ pool costs nothing), all of it and the device time on the sender
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,6 +183,76 @@ def fat_tree(net: costs.Network, hosts: int, sw_s: float) -> Platform:
                     sw_s / 2, note)
 
 
+def pods(dev: costs.Device, net: costs.Network, per_pod: int, hosts: int,
+         sw_s: float) -> Platform:
+    """Pods of per_pod hosts on one device each, joined by the network."""
+    msg = costs.small_message(dev)
+    npods = -(-hosts // per_pod)
+    dev_lat = (msg.send_ns + msg.recv_ns) / 2 * 1e-9  # per device link
+    net_lat = (net.nic_ns.value + 3 * net.hop_ns.value) / 4 * 1e-9
+    up_bw = per_pod * net.link_bw.value
+    out = [HEADER,
+           f'  <!-- {hosts} hosts in {npods} pods of {per_pod}: each pod '
+           f'{dev.title}; between pods {net.title}, non-blocking core '
+           f'(bench/simgrid/costs.py) -->\n',
+           '  <zone id="world" routing="Full">\n']
+    for k in range(npods):
+        first = k * per_pod
+        members = range(first, min(first + per_pod, hosts))
+        out.append(f'    <zone id="pod{k}" routing="Full">\n')
+        for i in members:
+            out.append(f'      <host id="node-{i}" speed="{HOST_SPEED}"/>\n')
+        out.append(f'      <router id="pod{k}-gw"/>\n')
+        out.append(f'      <link id="pod{k}-dev" '
+                   f'bandwidth="{dev.device_bw.value / 2:.6g}Bps" '
+                   'latency="0s" sharing_policy="SHARED"/>\n')
+        for i in members:
+            out.append(f'      <link id="cxl-{i}" '
+                       f'bandwidth="{dev.host_bw.value:.6g}Bps" '
+                       f'latency="{dev_lat:.6g}s" '
+                       'sharing_policy="SPLITDUPLEX"/>\n'
+                       f'      <link id="nic-{i}" '
+                       f'bandwidth="{net.link_bw.value:.6g}Bps" '
+                       f'latency="{net_lat:.6g}s" '
+                       'sharing_policy="SPLITDUPLEX"/>\n')
+        for i in members:
+            out.append(f'      <route src="node-{i}" dst="pod{k}-gw">'
+                       f'<link_ctn id="nic-{i}" direction="UP"/>'
+                       '</route>\n')
+            for j in members:
+                if j > i:
+                    out.append(
+                        f'      <route src="node-{i}" dst="node-{j}">'
+                        f'<link_ctn id="cxl-{i}" direction="UP"/>'
+                        f'<link_ctn id="pod{k}-dev"/>'
+                        f'<link_ctn id="cxl-{j}" direction="DOWN"/>'
+                        '</route>\n')
+        out.append('    </zone>\n')
+    for k in range(npods):
+        out.append(f'    <link id="up-{k}" bandwidth="{up_bw:.6g}Bps" '
+                   f'latency="{net_lat:.6g}s" '
+                   'sharing_policy="SPLITDUPLEX"/>\n')
+    for k in range(npods):
+        for m in range(k + 1, npods):
+            out.append(f'    <zoneRoute src="pod{k}" dst="pod{m}" '
+                       f'gw_src="pod{k}-gw" gw_dst="pod{m}-gw">'
+                       f'<link_ctn id="up-{k}" direction="UP"/>'
+                       f'<link_ctn id="up-{m}" direction="DOWN"/>'
+                       '</zoneRoute>\n')
+    out.append('  </zone>\n</platform>\n')
+    note = (f"{npods} pod(s) of {per_pod} hosts; in a pod {dev.name} "
+            f"shared, {(msg.send_ns + msg.recv_ns) / 1e3:.3f} us device "
+            f"time per message as latency; between pods {net.name}, "
+            f"{4 * net_lat * 1e6:.2f} us, uplinks "
+            f"{up_bw / 1e9:g} GB/s; {sw_s * 1e6:.3f} us MPI software per "
+            "message")
+    return Platform(f"pods{per_pod}-{dev.name}-{net.name}", "".join(out),
+                    cluster_hosts(hosts), sw_s / 2, sw_s / 2, note)
+
+
+POD_RE = re.compile(r"^pods(\d+)-([a-z0-9]+)-(.+)$")
+
+
 def machine(latency_s: float, bw: float, cores: int = 2) -> Platform:
     xml = (HEADER +
            '  <!-- this machine, calibrated from MPICH over the cxl '
@@ -198,9 +281,20 @@ def build(name: str, hosts: int, sw_s: float,
         return cxl_switch(dev, hosts, sw_s, sharing)
     if name in costs.NETWORKS:
         return fat_tree(costs.NETWORKS[name], hosts, sw_s)
+    m = POD_RE.match(name)
+    if m:
+        dev = costs.DEVICES.get(m.group(2))
+        net = costs.NETWORKS.get(m.group(3))
+        per_pod = int(m.group(1))
+        if dev is None or net is None or per_pod < 1:
+            raise ValueError(f"{name!r}: pods<hosts per pod>-<device>-"
+                             f"<network>, device {'|'.join(costs.DEVICES)},"
+                             f" network {'|'.join(costs.NETWORKS)}")
+        return pods(dev, net, per_pod, hosts, sw_s)
     raise ValueError(f"unknown platform {name!r}: cxl-"
                      f"{'|cxl-'.join(costs.DEVICES)}|"
-                     f"{'|'.join(costs.NETWORKS)} "
+                     f"{'|'.join(costs.NETWORKS)}|pods<P>-<device>-"
+                     "<network> "
                      "(the machine platform needs measurements: "
                      "bench/simgrid/project.py)")
 

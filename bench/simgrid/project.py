@@ -17,10 +17,15 @@
    points are printed with the spread of the real runs, not judged.
 4. Projection: each program in SMPI on N hosts on one CXL switch (device
    presets of bench/simgrid/costs.py), on an InfiniBand HDR fat tree and
-   on TCP over 100 GbE (the network cMPI compared with),
-   from 2 ranks up; time to solution per rank count, the crossover
-   points, and a check of the shared device model against the
-   shared one where both run.
+   on TCP over 100 GbE (the network cMPI compared with), and on pods
+   of 16 hosts, each pod one CXL device, joined by InfiniBand (and, in
+   the full run, by TCP): the machine a job spans when it outgrows one
+   pool (docs/multipool.md); the full run adds pods of seed 002's
+   device. From 2 ranks up; time to solution per rank
+   count, the crossover points, a check of the shared device model
+   against the partitioned one, and two checks of the pod model: one
+   pod against cxl-cmpi (device time as latency against CPU time) and
+   pods of one host against ib-hdr (every message over the network).
 
 Writes DIR/projection.csv, DIR/model_check.csv, DIR/projection_<prog>.png
 and DIR/model_check.png (default DIR: results/projection). Full: 2-4096 ranks. --quick: fewer
@@ -87,6 +92,9 @@ PROGRAMS = (
             "64 MiB transposed, 20 times (MPI_Alltoall)"),
 )
 CHECK_RANKS = (2, 4, 8)
+POD = "pods16-cmpi-ib-hdr"  # pods of 16 hosts on cMPI's device, HDR between
+POD_TCP = "pods16-cmpi-tcp-cx6"
+POD_B = "pods16-seed002-ib-hdr"  # the faster device of seed 002
 DEVICE_MODEL = "shared"  # see platforms.py; compared with "partitioned"
 
 
@@ -219,20 +227,21 @@ def fmt(v: float | None, digits: int = 4) -> str:
 
 
 def crossover(ranks: list[int], cxl: dict[int, float],
-              ib: dict[int, float], net: str) -> str:
+              ib: dict[int, float], net: str, cx: str = "cxl-cmpi") -> str:
     """Where the faster platform changes, in words."""
     both = [r for r in ranks if r in cxl and r in ib]
     if not both:
         return "no common points"
+    mine = "pods" if cx.startswith("pods") else "CXL switch"
     faster = ["cxl" if cxl[r] < ib[r] else "ib" for r in both]
     changes = [(both[i - 1], both[i]) for i in range(1, len(both))
                if faster[i] != faster[i - 1]]
     if not changes:
-        who = "the CXL switch" if faster[0] == "cxl" else net
+        who = f"the {mine}" if faster[0] == "cxl" else net
         return f"none: {who} is faster at every count ({both[0]}-{both[-1]})"
     return "; ".join(
         f"between {a} and {b} ranks ("
-        f"{net if faster[both.index(b)] == 'ib' else 'CXL switch'}"
+        f"{net if faster[both.index(b)] == 'ib' else mine}"
         f" faster from {b})" for a, b in changes)
 
 
@@ -400,8 +409,8 @@ def main(argv: list[str] | None = None) -> int:
 
         # projection
         ranks = [2 ** i for i in range(1, 13) if 2 ** i <= max_ranks]
-        names = ["cxl-cmpi", "ib-hdr", "tcp-cx6"] + \
-            ([] if quick else ["cxl-seed002"])
+        names = ["cxl-cmpi", "ib-hdr", "tcp-cx6", POD] + \
+            ([] if quick else ["cxl-seed002", POD_TCP, POD_B])
         sw = cal.lat_coh_s if a.sw_us == "measured" else \
             float(a.sw_us) * 1e-6
         print("== platforms (bench/simgrid/costs.py; device "
@@ -478,6 +487,33 @@ def main(argv: list[str] | None = None) -> int:
                                    f"{(part / full - 1) * 100:+.1f}%"
                                    if full and part else "-"])
 
+        # the pod model against the two it is built from: one pod (16
+        # ranks) against cxl-cmpi, where only the charge of the device
+        # time differs (latency here, CPU time there); pods of one host
+        # against ib-hdr at 64 ranks, where every message takes the
+        # network (a non-blocking core here, a fat tree there)
+        pod_rows = []
+        for p in PROGRAMS:
+            args = p.proj_args + ("--iters", str(p.sim_iters))
+            scale = p.iters / p.sim_iters
+            for ref, name, r in (("cxl-cmpi", POD, 16),
+                                 ("ib-hdr", "pods1-cmpi-ib-hdr", 64)):
+                if r > max_ranks or p.name not in compute:
+                    continue
+                got = results.get((p.name, name), {}).get(r)
+                if got is None:
+                    log(f"pod check: {p.name} on {name}, {r} ranks")
+                    t = sim_run(exes["sim"][p.name], p,
+                                plat.build(name, r, sw, DEVICE_MODEL), r,
+                                args, work, compute[p.name])
+                    failed |= t is None
+                    got = t * scale if t else None
+                want = results.get((p.name, ref), {}).get(r)
+                pod_rows.append([p.name, str(r), ref, fmt(want), name,
+                                 fmt(got),
+                                 f"{(got / want - 1) * 100:+.1f}%"
+                                 if got and want else "-"])
+
         with (out_dir / "projection.csv").open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["program", "platform", "ranks", "seconds"])
@@ -493,19 +529,28 @@ def main(argv: list[str] | None = None) -> int:
             rows = []
             for r in ranks:
                 row = [str(r)] + [fmt(series[n].get(r)) for n in names]
-                c, i = series["cxl-cmpi"].get(r), series["ib-hdr"].get(r)
-                row.append(fmt(c / i, 3) if c and i else "-")
+                i = series["ib-hdr"].get(r)
+                for n in ("cxl-cmpi", POD):
+                    c = series[n].get(r)
+                    row.append(fmt(c / i, 3) if c and i else "-")
                 rows.append(row)
-            print_table(["ranks"] + names + ["cxl-cmpi/ib-hdr"], rows)
-            for cx in [n for n in names if n.startswith("cxl-")]:
-                for net in [n for n in names if not n.startswith("cxl-")]:
+            print_table(["ranks"] + names + ["cxl-cmpi/ib-hdr",
+                                             "pods/ib-hdr"], rows)
+            nets = [n for n in names if n in costs.NETWORKS]
+            for cx in [n for n in names if n not in costs.NETWORKS]:
+                for net in nets:
                     print(f"crossover {cx} vs {net}: " + crossover(
-                        ranks, series[cx], series[net], net))
+                        ranks, series[cx], series[net], net, cx))
             print(f"plot:  {plot_projection(out_dir, p, ranks, series)}\n")
         print("== device sharing: one shared device link (max-min, used "
               "above) vs the partitioned model, cxl-cmpi, s")
         print_table(["program", "ranks", "shared", "partitioned",
                      "difference"], share_rows)
+        print("== the pod model against its parts: one pod of 16 (device "
+              "time as latency) vs cxl-cmpi (as CPU time); pods of one "
+              "host (non-blocking core) vs ib-hdr (fat tree), s")
+        print_table(["program", "ranks", "reference", "s", "pods",
+                     "s", "difference"], pod_rows)
         print("== cost of the projection runs per rank count (all "
               "programs and platforms), s")
         print_table(["ranks", "wall", "CPU"],
