@@ -216,7 +216,7 @@ bool cxlfi_addr_is_ours(cxl_pool *pool, const void *addr, size_t len)
 	const struct cxlfi_addr *a = addr;
 	struct cxl_pool_info pi;
 
-	if (!addr || len != sizeof(*a) || a->magic != CXLFI_ADDR_MAGIC ||
+	if (!addr || len != cxlfi_addrlen() || a->magic != CXLFI_ADDR_MAGIC ||
 	    a->version != 1)
 		return false;
 	cxl_pool_info(pool, &pi);

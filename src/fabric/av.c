@@ -34,6 +34,7 @@ static int av_close(struct fid *fid)
 		cxlfi_eq_ref(av->eq, -1);
 	free(rev_of(av)->map);
 	free(av->tab);
+	free(av->eps);
 	free(av);
 	return 0;
 }
@@ -58,10 +59,13 @@ static struct fi_ops av_fi_ops = {
 	.ops_open = cxlfi_no_ops_open,
 };
 
-static bool addr_ok(struct cxlfi_av *av, const struct cxlfi_addr *a)
+/* Usable, and how: through the pool, or (*net) through the network link
+ * of a peer outside our pool that carries a network address. */
+static bool addr_ok(struct cxlfi_av *av, const struct cxlfi_addr *a, bool *net)
 {
 	struct cxl_pool_info pi;
 
+	*net = false;
 	cxl_pool_info(av->dom->pool, &pi);
 	if (a->magic != CXLFI_ADDR_MAGIC || a->version != 1) {
 		CXLFI_WARN(FI_LOG_AV,
@@ -69,6 +73,12 @@ static bool addr_ok(struct cxlfi_av *av, const struct cxlfi_addr *a)
 			   "%#x): was it made by another provider?\n",
 			   a->magic);
 		return false;
+	}
+	if (memcmp(a->pool_uuid, pi.uuid, sizeof(pi.uuid)) &&
+	    cxlfi_params.net[0] && (a->reserved & CXLFI_ADDR_NET) && a->pad &&
+	    a->pad <= CXLFI_NET_NAME_MAX) {
+		*net = true;
+		return true;
 	}
 	if (memcmp(a->pool_uuid, pi.uuid, sizeof(pi.uuid))) {
 		CXLFI_WARN(FI_LOG_AV,
@@ -91,8 +101,9 @@ static bool addr_ok(struct cxlfi_av *av, const struct cxlfi_addr *a)
 /* The endpoint address a is, or stands for (a service address is resolved
  * through the pool now); false, logged, if there is none. */
 static bool addr_usable(struct cxlfi_av *av, const struct cxlfi_addr *a,
-			struct cxlfi_addr *out)
+			struct cxlfi_addr *out, bool *net)
 {
+	*net = false;
 	if (cxlfi_addr_is_ours(av->dom->pool, a, sizeof(*a)) &&
 	    (a->reserved & CXLFI_ADDR_ANY)) {
 		CXLFI_WARN(FI_LOG_AV,
@@ -113,20 +124,22 @@ static bool addr_usable(struct cxlfi_av *av, const struct cxlfi_addr *a,
 				/* once more, saying why */
 				return !cxlfi_addr_resolve(av->dom->pool, a,
 							   out, false) &&
-				       addr_ok(av, out);
+				       addr_ok(av, out, net);
 			usleep(10000);
 		}
-		return addr_ok(av, out);
+		return addr_ok(av, out, net);
 	}
 	*out = *a;
-	return addr_ok(av, a) && !a->reserved;
+	return addr_ok(av, a, net) &&
+	       !(a->reserved & (CXLFI_ADDR_ANY | CXLFI_ADDR_NAMED));
 }
 
 static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 		     fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	struct cxlfi_av *av = (struct cxlfi_av *)fav;
-	const struct cxlfi_addr *a = addr;
+	const uint8_t *a = addr;
+	size_t alen = cxlfi_addrlen();
 	struct av_rev *rv = rev_of(av);
 	int *sync_err = flags & FI_SYNC_ERR ? context : NULL;
 	int done = 0, rc;
@@ -153,15 +166,35 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 	}
 	for (size_t i = 0; i < count; i++) {
 		fi_addr_t fa = FI_ADDR_NOTAVAIL;
-		struct cxlfi_addr r;
+		struct cxlfi_addr in, r;
+		bool net;
 
-		if (addr_usable(av, &a[i], &r)) {
+		/* the caller's bytes, unaligned: copy before reading */
+		memcpy(&in, a + i * alen, sizeof(in));
+		if (addr_usable(av, &in, &r, &net)) {
+			struct cxlfi_av_entry *e = &av->tab[av->count];
+
+			memset(e, 0, sizeof(*e));
+			e->addr = r;
+			e->valid = true;
+			if (net) {
+				e->net = true;
+				e->netlen = (uint8_t)r.pad;
+				memcpy(e->netname, a + i * alen + sizeof(in),
+				       e->netlen);
+			}
 			fa = av->count++;
-			av->tab[fa].addr = r;
-			av->tab[fa].valid = true;
-			if (r.index < rv->n)
+			if (!net && r.index < rv->n)
 				rv->map[r.index] = fa + 1;
-			done++;
+			/* the links of the bound endpoints learn it (an
+			 * upcall: netpath.c sits above the AV) */
+			if (net && cxlfi_up.av_net_insert &&
+			    cxlfi_up.av_net_insert(av, fa)) {
+				e->valid = false;
+				fa = FI_ADDR_NOTAVAIL;
+			} else {
+				done++;
+			}
 		} else if (av->events) {
 			struct fi_eq_err_entry ee = {
 				.fid = &av->fid.fid,
@@ -212,7 +245,8 @@ static int av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count,
 			continue;
 		}
 		av->tab[fa].valid = false;
-		if (av->tab[fa].addr.index < rev_of(av)->n &&
+		if (!av->tab[fa].net &&
+		    av->tab[fa].addr.index < rev_of(av)->n &&
 		    rev_of(av)->map[av->tab[fa].addr.index] == fa + 1)
 			rev_of(av)->map[av->tab[fa].addr.index] = 0;
 	}
@@ -228,9 +262,14 @@ static int av_lookup(struct fid_av *fav, fi_addr_t fa, void *addr,
 
 	if (fa >= av->count || !av->tab[fa].valid)
 		return -FI_EINVAL;
-	memcpy(addr, &av->tab[fa].addr,
-	       n < sizeof(struct cxlfi_addr) ? n : sizeof(struct cxlfi_addr));
-	*addrlen = sizeof(struct cxlfi_addr);
+	{
+		struct cxlfi_netaddr full = { .a = av->tab[fa].addr };
+		size_t len = cxlfi_addrlen();
+
+		memcpy(full.net, av->tab[fa].netname, av->tab[fa].netlen);
+		memcpy(addr, &full, n < len ? n : len);
+		*addrlen = len;
+	}
 	return 0;
 }
 
@@ -337,6 +376,10 @@ const struct cxlfi_av_entry *cxlfi_av_get(struct cxlfi_av *av, fi_addr_t a)
 
 fi_addr_t cxlfi_av_reverse(struct cxlfi_av *av, uint32_t index)
 {
+	if (index == CXLFI_NET_SRC_UNKNOWN)
+		return FI_ADDR_NOTAVAIL;
+	if (index & CXLFI_NET_SRC)
+		return index & ~CXLFI_NET_SRC;
 	if (!av || index >= rev_of(av)->n || !rev_of(av)->map[index])
 		return FI_ADDR_NOTAVAIL;
 	return rev_of(av)->map[index] - 1;

@@ -527,6 +527,21 @@ int cxlfi_peer_for(struct cxlfi_ep *ep, fi_addr_t dest, struct cxlfi_peer **out)
 
 	if (!e)
 		return -FI_EINVAL;
+	if (e->net) {
+		/* sends to it take the network link (ops.c); what comes here
+		 * is RMA or an atomic, which the link does not carry */
+		static bool said;
+
+		if (!said)
+			cxlfi_report("RMA and atomics to a peer outside the "
+				     "pool (fi_addr %llu, over FI_CXL_NET=%s) "
+				     "are not supported; they fail with "
+				     "FI_EOPNOTSUPP (docs/multipool.md)",
+				     (unsigned long long)dest,
+				     cxlfi_params.net);
+		said = true;
+		return -FI_EOPNOTSUPP;
+	}
 	if (!(pe = cxlfi_get_peer(ep, e->addr.index)))
 		return -FI_ENOMEM;
 	/* one compare per send: an address of a newer incarnation of the

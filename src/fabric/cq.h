@@ -43,6 +43,9 @@ struct cxlfi_cq {
 	uint32_t hang_polls;	/* empty reads since the clock was read */
 	uint64_t wait_since_ms; /* first empty read of this wait (0: none) */
 	uint64_t hang_said_ms;	/* last report of this wait (diag.c) */
+	/* where the network link writes its completions (fi_peer(3)) */
+	struct fipeer_cq peer;
+	struct fipeer_cq_owner_ops peer_ops;
 };
 
 /* cq.c: completion queues, and the endpoint lists of CQs and counters */

@@ -40,6 +40,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include "cxlshm/cxlshm.h"
+#include "net.h"
 
 #define CXLFI_NAME "cxl"
 #define CXLFI_PROV_VERSION FI_VERSION(0, 1)
@@ -81,6 +82,7 @@ struct cxlfi_params {
 	size_t idle_sleep_us;  /* FI_CXL_IDLE_SLEEP_US: longest idle sleep */
 	size_t read_spin_ns;   /* FI_CXL_READ_SPIN_NS: empty-read poll time */
 	size_t hang_report_ms; /* FI_CXL_HANG_REPORT_MS: report a long wait */
+	char net[64];	       /* FI_CXL_NET: network provider, "" for none */
 };
 
 /* Endpoint object header line, words (written by its owner only). */
@@ -121,6 +123,8 @@ struct cxlfi_stats {
 	uint64_t read_spins; /* empty CQ reads that kept polling (read_spin) */
 	uint64_t spin_hits;  /* ... and found a completion while they did */
 	uint64_t ring_msgs;  /* ring cells taken by progress (any op) */
+	/* messages through the network link (netpath.c), of sent / recv */
+	uint64_t net_sent, net_recv;
 };
 extern struct cxlfi_stats cxlfi_stats;
 /* Print them with the coherence operations since the fabric opened. */
@@ -165,7 +169,25 @@ struct cxlfi_addr {
  * service name, whose 64-bit hash is in gen (low) and pad (high). */
 #define CXLFI_ADDR_ANY 0x1u
 #define CXLFI_ADDR_NAMED 0x2u
+/* NET: the network provider's address follows (struct cxlfi_netaddr),
+ * pad bytes of it (docs/multipool.md, "Routing") */
+#define CXLFI_ADDR_NET 0x4u
 #define CXLFI_INDEX_NONE UINT32_MAX
+
+/* With a network link (FI_CXL_NET set) every address of ours has this
+ * form, 64 bytes (MPICH's limit): the pool part, then the address of
+ * the network provider's endpoint (pad bytes; 0 when there is none). */
+#define CXLFI_NET_NAME_MAX 24u
+struct cxlfi_netaddr {
+	struct cxlfi_addr a;
+	uint8_t net[CXLFI_NET_NAME_MAX];
+};
+/* Bytes of an address of ours: sizeof either struct, by FI_CXL_NET. */
+static inline size_t cxlfi_addrlen(void)
+{
+	return cxlfi_params.net[0] ? sizeof(struct cxlfi_netaddr)
+				   : sizeof(struct cxlfi_addr);
+}
 
 /* addr.c */
 void cxlfi_addr_local(cxl_pool *pool, struct cxlfi_addr *a);
@@ -216,6 +238,26 @@ ssize_t cxlfi_cancel(struct cxlfi_ep *ep, void *context);
 void cxlfi_peer_dead(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 /* Peer pe's channel to us is corrupt: what it would deliver fails. */
 void cxlfi_rx_broken(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+/* netpath.c: the network link of an endpoint (docs/multipool.md) */
+/* Opens it (FI_CXL_NET set) and hands it the AV's network peers. */
+int cxlfi_netpath_open(struct cxlfi_ep *ep);
+void cxlfi_netpath_close(struct cxlfi_ep *ep);
+/* A network peer inserted at fa: every bound endpoint's link learns it;
+ * non-zero (reported) when one cannot. */
+int cxlfi_netpath_av_insert(struct cxlfi_av *av, fi_addr_t fa);
+ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
+			   size_t len, uint64_t tag, uint64_t data,
+			   uint64_t flags, void *context);
+static inline void cxlfi_netpath_progress(struct cxlfi_ep *ep)
+{
+	if (ep->net_peers)
+		cxlfi_net_progress(ep->net);
+}
+/* recv.c: the owner side of our receive queue for the link, and the end
+ * of a receive the link filled (err: 0, FI_ETRUNC or the failure) */
+void cxlfi_rx_srx_init(struct cxlfi_ep *ep);
+void cxlfi_rx_net_done(struct cxlfi_netrx *n, size_t total, uint64_t data,
+		       uint64_t tag, bool has_data, int err);
 /* progress.c: progress, and closing an endpoint */
 void cxlfi_progress(struct cxlfi_ep *ep);
 void cxlfi_ep_unpublish(struct cxlfi_ep *ep);
@@ -249,6 +291,8 @@ struct cxlfi_upcalls {
 				size_t total, uint64_t data, bool has_data);
 	void (*rma_fail_rx)(struct cxlfi_ep *ep, struct cxlfi_rx *r, int err);
 	void (*rma_peer_dead)(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
+	/* netpath.c, for av.c (a network peer inserted) */
+	int (*av_net_insert)(struct cxlfi_av *av, fi_addr_t fa);
 };
 extern struct cxlfi_upcalls cxlfi_up; /* upcall.c */
 

@@ -13,8 +13,11 @@ static int ep_close(struct fid *fid)
 
 	cxlfi_dom_lock(d);
 	cxlfi_ep_unpublish(ep);
-	if (ep->av)
+	cxlfi_netpath_close(ep);
+	if (ep->av) {
+		cxlfi_eps_del(ep->av->eps, &ep->av->neps, ep);
 		ep->av->refs--;
+	}
 	if (ep->eq)
 		cxlfi_eq_ref(ep->eq, -1);
 	/* leave the progress lists, then drop the references */
@@ -56,6 +59,10 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			rc = -FI_EINVAL;
 			break;
 		}
+		rc = cxlfi_eps_add(&((struct cxlfi_av *)bfid)->eps,
+				   &((struct cxlfi_av *)bfid)->neps, ep);
+		if (rc)
+			break;
 		ep->av = (struct cxlfi_av *)bfid;
 		ep->av->refs++;
 		break;
@@ -155,6 +162,8 @@ static int ep_control(struct fid *fid, int command, void *arg)
 					 (ep->info->caps & FI_RMA_EVENT) &&
 					 (ep->rwr_cntr || ep->rrd_cntr);
 			rc = cxlfi_ep_publish(ep);
+			if (!rc)
+				rc = cxlfi_netpath_open(ep);
 		}
 		if (!rc)
 			ep->enabled = true;
@@ -254,29 +263,37 @@ static struct fi_ops_ep ep_ops = {
 static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct cxlfi_ep *ep = (struct cxlfi_ep *)fid;
-	struct cxlfi_addr a = { 0 };
+	struct cxlfi_netaddr a = { 0 };
 	struct cxl_pool_info pi;
 	size_t n = *addrlen;
 	int rc = 0;
 
 	cxlfi_dom_lock(ep->dom);
-	/* a name before fi_enable: publish now, the name must be stable */
+	/* a name before fi_enable: publish now, the name must be stable;
+	 * with FI_CXL_NET it includes the network link's */
 	if (!ep->self.pool)
 		rc = cxlfi_ep_publish(ep);
+	if (!rc)
+		rc = cxlfi_netpath_open(ep);
 	cxlfi_dom_unlock(ep->dom);
 	if (rc)
 		return rc;
 	cxl_pool_info(ep->dom->pool, &pi);
-	a.magic = CXLFI_ADDR_MAGIC;
-	a.version = 1;
-	memcpy(a.pool_uuid, pi.uuid, sizeof(a.pool_uuid));
-	a.host = cxl_pool_host_id(ep->dom->pool);
-	a.index = ep->index;
-	a.gen = ep->gen;
-	*addrlen = sizeof(a);
-	if (n < sizeof(a))
+	a.a.magic = CXLFI_ADDR_MAGIC;
+	a.a.version = 1;
+	memcpy(a.a.pool_uuid, pi.uuid, sizeof(a.a.pool_uuid));
+	a.a.host = cxl_pool_host_id(ep->dom->pool);
+	a.a.index = ep->index;
+	a.a.gen = ep->gen;
+	if (ep->net) {
+		a.a.reserved = CXLFI_ADDR_NET;
+		a.a.pad = (uint32_t)ep->net->namelen;
+		memcpy(a.net, ep->net->name, ep->net->namelen);
+	}
+	*addrlen = cxlfi_addrlen();
+	if (n < *addrlen)
 		return -FI_ETOOSMALL;
-	memcpy(addr, &a, sizeof(a));
+	memcpy(addr, &a, *addrlen);
 	return 0;
 }
 
@@ -367,6 +384,7 @@ static void upcalls_set(void)
 		.rma_complete_rx = cxlfi_rma_complete_rx,
 		.rma_fail_rx = cxlfi_rma_fail_rx,
 		.rma_peer_dead = cxlfi_rma_peer_dead,
+		.av_net_insert = cxlfi_netpath_av_insert,
 	};
 }
 

@@ -51,6 +51,22 @@ struct cxlfi_unexp {
 	bool claimed; /* FI_CLAIM'ed by a peek */
 	void *claim_ctx;
 	bool tagged;
+	/* a message the network provider holds for us (recv.c, the
+	 * receive queue's owner side): started when matched */
+	struct cxlfi_netrx *net;
+};
+
+/* A network message's receive entry (fi_peer(3)): what we hand the
+ * network provider, and what it hands back. rx: the receive it fills
+ * (NULL while unexpected); its CQ entries name this, not the user's
+ * context (cq.c translates). */
+struct cxlfi_netrx {
+	struct fipeer_rx_entry e;
+	struct iovec iov;
+	void *desc;
+	struct cxlfi_ep *ep;
+	struct cxlfi_rx *rx;
+	bool reported; /* its completion was written */
 };
 
 /* A send waiting for ring space (keeps per-peer order). */
@@ -181,6 +197,14 @@ struct cxlfi_ep {
 	struct cxl_obj svc; /* "cxlfi.svc.<hash>" if we serve a name */
 	char svc_name[64];
 	struct cxlfi_ep *dom_next; /* in dom->eps */
+	/* the network link (netpath.c, docs/multipool.md) */
+	struct cxlfi_net *net;
+	fi_addr_t *net_map; /* AV fi_addr -> the link's, FI_ADDR_NOTAVAIL */
+	size_t net_map_n;
+	size_t net_peers;      /* network peers inserted: poll the link */
+	struct fipeer_srx srx; /* our receive queue, as the link sees it */
+	struct fipeer_srx_owner_ops srx_ops;
+	struct cxlfi_nettx *net_tx; /* sends on the link not completed */
 };
 
 /*

@@ -18,6 +18,14 @@
 
 #include "net.h"
 
+/*
+ * libfabric's flag for a provider that embeds another (include/ofi.h,
+ * bit 60 from 1.17 to 2.6; efa finds shm with it): providers that
+ * FI_PROVIDER excludes are still registered, hidden, and this flag finds
+ * them. A job runs with FI_PROVIDER=cxl, which hides tcp.
+ */
+#define CXLFI_GETINFO_HIDDEN (1ULL << 60)
+
 bool cxlfi_net_version_ok(uint32_t *version)
 {
 	uint32_t v = fi_version();
@@ -63,9 +71,7 @@ static struct fi_info *net_hints(const char *prov)
 		rc = (call);                                                  \
 		if (rc) {                                                     \
 			snprintf(why, whylen,                                 \
-				 "%s of network provider \"%s\" failed: %s "  \
-				 "(choose another network provider, or run "  \
-				 "pool-only)",                                \
+				 "%s of network provider \"%s\" failed: %s",  \
 				 what, prov, fi_strerror(rc < 0 ? -rc : rc)); \
 			goto fail;                                            \
 		}                                                             \
@@ -83,6 +89,7 @@ int cxlfi_net_open(const char *prov, const struct cxlfi_net_owner *owner,
 	struct fi_rx_attr rxa = { .op_flags = FI_PEER };
 	struct fi_info *hints;
 	struct cxlfi_net *n;
+	uint64_t sel;
 	uint32_t v;
 	int rc;
 
@@ -107,7 +114,7 @@ int cxlfi_net_open(const char *prov, const struct cxlfi_net_owner *owner,
 		return -FI_ENOMEM;
 	}
 	rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL,
-			NULL, 0, hints, &n->info);
+			NULL, CXLFI_GETINFO_HIDDEN, hints, &n->info);
 	fi_freeinfo(hints);
 	STEP(rc, "fi_getinfo (RDM, tagged, FI_PEER, FI_AV_USER_ID)");
 	STEP(fi_fabric(n->info->fabric_attr, &n->fabric, NULL), "fi_fabric");
@@ -125,13 +132,15 @@ int cxlfi_net_open(const char *prov, const struct cxlfi_net_owner *owner,
 	     "fi_srx_context (FI_PEER)");
 	STEP(fi_endpoint(n->domain, n->info, &n->ep, NULL), "fi_endpoint");
 	STEP(fi_ep_bind(n->ep, &n->av->fid, 0), "binding the AV");
+	sel = owner->selective ? FI_SELECTIVE_COMPLETION : 0;
 	if (n->rx_cq == n->tx_cq) {
-		STEP(fi_ep_bind(n->ep, &n->tx_cq->fid, FI_TRANSMIT | FI_RECV),
+		STEP(fi_ep_bind(n->ep, &n->tx_cq->fid,
+				FI_TRANSMIT | FI_RECV | sel),
 		     "binding the CQ");
 	} else {
-		STEP(fi_ep_bind(n->ep, &n->tx_cq->fid, FI_TRANSMIT),
+		STEP(fi_ep_bind(n->ep, &n->tx_cq->fid, FI_TRANSMIT | sel),
 		     "binding the transmit CQ");
-		STEP(fi_ep_bind(n->ep, &n->rx_cq->fid, FI_RECV),
+		STEP(fi_ep_bind(n->ep, &n->rx_cq->fid, FI_RECV | sel),
 		     "binding the receive CQ");
 	}
 	STEP(fi_ep_bind(n->ep, &n->srx->fid, 0), "binding the receive queue");

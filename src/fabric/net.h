@@ -20,13 +20,16 @@
 
 /* The longest network address an address of ours carries (docs/
  * multipool.md, "Routing": 64 bytes in all, MPICH's limit). */
-#define CXLFI_NET_ADDR_MAX 28u
+#define CXLFI_NET_ADDR_MAX 24u
 
 /* What the owner gives a link: the owner side of its CQs (tx and rx may
  * be the same) and of its receive queue. They must outlive the link. */
 struct cxlfi_net_owner {
 	struct fipeer_cq *tx_cq, *rx_cq;
 	struct fipeer_srx *srx;
+	/* only operations posted with FI_COMPLETION are reported (the CQs
+	 * are bound with FI_SELECTIVE_COMPLETION) */
+	bool selective;
 };
 
 struct cxlfi_net {

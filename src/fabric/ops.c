@@ -39,6 +39,9 @@ static ssize_t do_send(struct fid_ep *fep, const void *buf, size_t len,
 	cxlfi_dom_lock(ep->dom);
 	if (!ep->enabled)
 		rc = -FI_EOPBADSTATE;
+	else if (cxlfi_av_is_net(ep->av, dest)) /* outside our pool */
+		rc = cxlfi_netpath_send(ep, dest, buf, len, tag, data,
+					cxlfi_tx_flags(ep, flags), ctx);
 	else
 		rc = cxlfi_send(ep, buf, len, dest, tag, data,
 				cxlfi_tx_flags(ep, flags), ctx);

@@ -157,6 +157,7 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 	for (struct cxlfi_peer *pe = ep->active; pe; pe = pe->next_active)
 		if (pe->rx && !pe->rx_broken)
 			drain(ep, pe);
+	cxlfi_netpath_progress(ep); /* peers outside the pool, if any */
 	if (cxlfi_params.stats)
 		account_poll(&c0, cells0);
 }

@@ -67,7 +67,8 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		"inval_lines %llu fences %llu nt_stores %llu nt_loads %llu "
 		"nt_lines %llu direct_rma %llu atomics %llu read_spins %llu "
 		"spin_hits %llu polls %llu poll_inval_lines %llu "
-		"poll_fences %llu poll_nt_loads %llu host %lld cost_ns %llu\n",
+		"poll_fences %llu poll_nt_loads %llu host %lld cost_ns %llu "
+		"net_sent %llu net_recv %llu\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -86,7 +87,9 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)(c.poll_fences - c0->poll_fences),
 		(unsigned long long)(c.poll_nt_loads - c0->poll_nt_loads),
 		pool ? (long long)cxl_pool_host_id(pool) : -1ll,
-		(unsigned long long)(c.cost_ns - c0->cost_ns));
+		(unsigned long long)(c.cost_ns - c0->cost_ns),
+		(unsigned long long)cxlfi_stats.net_sent,
+		(unsigned long long)cxlfi_stats.net_recv);
 }
 
 /* The first successful probe keeps a reference until cleanup, so repeated
@@ -337,6 +340,50 @@ static void param_bool(const char *name, const char *help, int *v)
 }
 
 /*
+ * FI_CXL_NET: the network provider that carries peers outside our pool
+ * (docs/multipool.md), a libfabric provider name such as "tcp;ofi_rxm",
+ * or "none" (the default). Its peer API needs libfabric 2.3: under an
+ * older core the provider stays pool-only and says so.
+ */
+static void param_net(void)
+{
+	const char *s = getenv("FI_CXL_NET");
+	uint32_t v;
+
+	fi_param_define(&cxlfi_prov, "NET", FI_PARAM_STRING,
+			"network provider for peers outside the pool, e.g. "
+			"tcp;ofi_rxm (default none)");
+	cxlfi_params.net[0] = 0;
+	if (!s || !strcmp(s, "none"))
+		return;
+	if (!*s || strlen(s) >= sizeof(cxlfi_params.net) ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_;") != strlen(s)) {
+		cxlfi_report("FI_CXL_NET='%s' is not a libfabric provider name "
+			     "(such as tcp;ofi_rxm, at most %zu characters) "
+			     "or none; the provider is disabled until it is "
+			     "fixed or unset (fi_cxl(7))",
+			     s, sizeof(cxlfi_params.net) - 1);
+		params_ok = false;
+		return;
+	}
+	if (!cxlfi_net_version_ok(&v)) {
+		static bool said;
+
+		if (!said)
+			cxlfi_report("FI_CXL_NET=%s: network peers need "
+				     "libfabric 2.3 or later for its peer "
+				     "API, and the libfabric loaded is %u.%u; "
+				     "the provider runs pool-only (load a "
+				     "newer libfabric, e.g. the MPICH wheel's, "
+				     "or unset FI_CXL_NET)",
+				     s, FI_MAJOR(v), FI_MINOR(v));
+		said = true;
+		return;
+	}
+	snprintf(cxlfi_params.net, sizeof(cxlfi_params.net), "%s", s);
+}
+
+/*
  * An eager message must fit the cells a channel always gets back from an
  * idle receiver: FI_CXL_CELLS less the head batch (a quarter) plus one.
  * The default shrinks to fit (only mid-size speed changes); a value the
@@ -409,6 +456,7 @@ static void read_params(void)
 	param_bool("STATS",
 		   "print message and coherence counts at fabric close",
 		   &cxlfi_params.stats);
+	param_net();
 	if (cxlfi_params.cell_size % 64) {
 		cxlfi_report("FI_CXL_CELL_SIZE=%zu is not a multiple of 64; "
 			     "the provider is disabled until it is fixed",
@@ -495,9 +543,11 @@ static int fill_addrs(struct fi_info *fi, const char *service, uint64_t flags,
 	}
 	want_dst = !(flags & FI_SOURCE) &&
 		   (service || (hints && hints->dest_addr));
-	src = malloc(sizeof(*src));
+	/* with FI_CXL_NET an address has the network part after it (zero
+	 * here: these name no endpoint yet) */
+	src = calloc(1, cxlfi_addrlen());
 	if (want_dst)
-		dst = malloc(sizeof(*dst));
+		dst = calloc(1, cxlfi_addrlen());
 	if (!src || (want_dst && !dst)) {
 		free(src);
 		free(dst);
@@ -507,18 +557,18 @@ static int fill_addrs(struct fi_info *fi, const char *service, uint64_t flags,
 	if ((flags & FI_SOURCE) && service)
 		cxlfi_addr_named(p, service, src);
 	else if (hints && hints->src_addr)
-		memcpy(src, hints->src_addr, sizeof(*src));
+		memcpy(src, hints->src_addr, cxlfi_addrlen());
 	else
 		cxlfi_addr_local(p, src);
 	if (dst && service)
 		cxlfi_addr_named(p, service, dst);
 	else if (dst)
-		memcpy(dst, hints->dest_addr, sizeof(*dst));
+		memcpy(dst, hints->dest_addr, cxlfi_addrlen());
 	cxlfi_pool_put();
 	fi->src_addr = src;
-	fi->src_addrlen = sizeof(*src);
+	fi->src_addrlen = cxlfi_addrlen();
 	fi->dest_addr = dst;
-	fi->dest_addrlen = dst ? sizeof(*dst) : 0;
+	fi->dest_addrlen = dst ? cxlfi_addrlen() : 0;
 	return 0;
 }
 

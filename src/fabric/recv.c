@@ -185,7 +185,8 @@ static void unexp_append(struct cxlfi_ep *ep, struct cxlfi_unexp *u)
 	else
 		ep->unexp = u;
 	ep->unexp_tail = u;
-	ep->unexp_bytes += u->len;
+	if (!u->net) /* a network message's data stays with its provider */
+		ep->unexp_bytes += u->len;
 }
 
 static void unexp_remove(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
@@ -197,7 +198,20 @@ static void unexp_remove(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
 		ep->unexp = u->next;
 	if (ep->unexp_tail == u)
 		ep->unexp_tail = prev;
-	ep->unexp_bytes -= u->len;
+	if (!u->net)
+		ep->unexp_bytes -= u->len;
+}
+
+static void netrx_discard(struct cxlfi_ep *ep, struct cxlfi_unexp *u);
+
+/* Drop unexpected message u (out of the list): its buffer, or for a
+ * network message, its data at the network provider. */
+static void unexp_free(struct cxlfi_ep *ep, struct cxlfi_unexp *u)
+{
+	if (u->net)
+		netrx_discard(ep, u);
+	free(u->buf);
+	free(u);
 }
 
 /* The old sender of a half-received message is gone: fail the matched
@@ -460,9 +474,16 @@ static bool ux_matches(const struct cxlfi_unexp *u, bool tagged, fi_addr_t src,
 }
 
 /* Deliver unexpected message u (removed from the list) into r. */
+static void netrx_start(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
+			struct cxlfi_rx *r);
+
 static void deliver_unexp(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
 			  struct cxlfi_rx *r)
 {
+	if (u->net) {
+		netrx_start(ep, u, r);
+		return;
+	}
 	cxlfi_xfer_copy(r, 0, u->buf, u->have);
 	if (u->have == u->len) {
 		complete_rx(ep, r, u->len, u->tag, u->data, u->src_index,
@@ -506,8 +527,7 @@ static ssize_t peek(struct cxlfi_ep *ep, struct cxlfi_rx *r, bool tagged)
 			      u->tag, cxlfi_av_reverse(ep->av, u->src_index));
 	if (r->flags & FI_DISCARD) {
 		unexp_remove(ep, u, prev);
-		free(u->buf);
-		free(u);
+		unexp_free(ep, u);
 	} else if (r->flags & FI_CLAIM) {
 		u->claimed = true;
 		u->claim_ctx = r->context;
@@ -565,7 +585,8 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 
 		if (!e)
 			return -FI_EINVAL;
-		src_index = e->addr.index;
+		src_index =
+			e->net ? CXLFI_NET_SRC | (uint32_t)src : e->addr.index;
 	}
 	r = rx_new(ep);
 	if (!r)
@@ -606,8 +627,7 @@ ssize_t cxlfi_recv(struct cxlfi_ep *ep, void *buf, size_t len, fi_addr_t src,
 		if (flags & FI_DISCARD) {
 			complete_rx(ep, r, 0, u->tag, u->data, u->src_index,
 				    tagged, false);
-			free(u->buf);
-			free(u);
+			unexp_free(ep, u);
 			return 0;
 		}
 		deliver_unexp(ep, u, r);
@@ -645,12 +665,225 @@ void cxlfi_rx_free_all(struct cxlfi_ep *ep)
 		struct cxlfi_unexp *u = ep->unexp;
 
 		ep->unexp = u->next;
-		free(u->buf);
-		free(u);
+		unexp_free(ep, u);
 	}
 	free_list_rx(ep->trecv);
 	free_list_rx(ep->recv);
 	free_list_rx(ep->rx_cache);
 	ep->trecv = ep->recv = ep->rx_cache = NULL;
 	ep->rx_cached = 0;
+}
+
+/* ---- the receive queue's owner side, for the network link ------------
+ * (fi_peer(3), docs/multipool.md). The network provider asks for a
+ * receive for each message it gets (get_msg/get_tag); it is matched
+ * against the same posted queues as pool messages, so one receive queue
+ * serves both paths in arrival order. What matches nothing is queued
+ * here as an unexpected message whose data the network provider keeps;
+ * the receive that matches it later starts it (start_msg/start_tag).
+ * Every entry handed out asks for a completion (FI_COMPLETION), so that
+ * its receive is finished here whether or not the user wants a CQ entry.
+ */
+
+/* A network peer's source key: its fi_addr, which the network provider
+ * reports (FI_AV_USER_ID), or unknown before it is inserted. */
+static uint32_t net_src(fi_addr_t a)
+{
+	return a == FI_ADDR_NOTAVAIL || a >= CXLFI_NET_SRC
+		       ? CXLFI_NET_SRC_UNKNOWN
+		       : CXLFI_NET_SRC | (uint32_t)a;
+}
+
+static struct cxlfi_ep *srx_ep(struct fipeer_srx *srx)
+{
+	return (struct cxlfi_ep *)((char *)srx -
+				   offsetof(struct cxlfi_ep, srx));
+}
+
+/* The entry is the first member of struct cxlfi_netrx. */
+static struct cxlfi_netrx *netrx_of(struct fipeer_rx_entry *e)
+{
+	return (struct cxlfi_netrx *)e;
+}
+
+/* Point entry n at receive r: the network provider writes into r's
+ * buffer and reports n (cxlfi_rx_net_done). */
+static void netrx_fill(struct cxlfi_netrx *n, struct cxlfi_rx *r, bool tagged)
+{
+	n->rx = r;
+	n->iov.iov_base = r->buf;
+	n->iov.iov_len = r->len;
+	n->e.iov = &n->iov;
+	n->e.count = 1;
+	n->desc = NULL;
+	n->e.desc = &n->desc;
+	n->e.context = n;
+	n->e.flags = FI_RECV | FI_COMPLETION | (tagged ? FI_TAGGED : FI_MSG);
+}
+
+void cxlfi_rx_net_done(struct cxlfi_netrx *n, size_t total, uint64_t data,
+		       uint64_t tag, bool has_data, int err)
+{
+	struct cxlfi_ep *ep = n->ep;
+	struct cxlfi_rx *r = n->rx;
+	bool tagged = n->e.flags & FI_TAGGED;
+
+	if (!r)
+		return;
+	n->rx = NULL;
+	if (err && err != FI_ETRUNC) {
+		struct cxlfi_rx *m = r->parent;
+
+		if (ep->rx_cq)
+			cxlfi_cq_push_err(ep->rx_cq, r->context,
+					  FI_RECV |
+						  (tagged ? FI_TAGGED : FI_MSG),
+					  0, r->buf, 0, tag, 0, err);
+		cxlfi_cntr_inc(ep->rx_cntr, true);
+		ep->reported++;
+		if (m && --m->inflight == 0 && m->released)
+			multi_release(ep, m);
+		rx_put(ep, r);
+		return;
+	}
+	cxlfi_stats.net_recv++;
+	/* truncation included: complete_rx reports it as for the pool */
+	complete_rx(ep, r, total, tag, data, net_src(n->e.addr), tagged,
+		    has_data);
+}
+
+static int srx_get(struct fipeer_srx *srx, struct fipeer_match_attr *a,
+		   struct fipeer_rx_entry **out, bool tagged)
+{
+	struct cxlfi_ep *ep = srx_ep(srx);
+	struct cxlfi_netrx *n = calloc(1, sizeof(*n));
+	struct cxlfi_rx *r;
+
+	if (!n)
+		return -FI_ENOMEM;
+	n->ep = ep;
+	n->e.srx = srx;
+	n->e.addr = a->addr;
+	n->e.msg_size = a->msg_size;
+	n->e.tag = tagged ? a->tag : 0;
+	n->e.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	*out = &n->e;
+	r = take_posted(ep, tagged, net_src(a->addr), n->e.tag, a->msg_size);
+	if (!r)
+		return -FI_ENOENT;
+	netrx_fill(n, r, tagged);
+	return 0;
+}
+
+static int srx_get_msg(struct fipeer_srx *srx, struct fipeer_match_attr *a,
+		       struct fipeer_rx_entry **out)
+{
+	return srx_get(srx, a, out, false);
+}
+
+static int srx_get_tag(struct fipeer_srx *srx, struct fipeer_match_attr *a,
+		       struct fipeer_rx_entry **out)
+{
+	return srx_get(srx, a, out, true);
+}
+
+/* An unexpected network message, its data kept by the network provider
+ * until a receive matches it. */
+static int srx_queue(struct fipeer_rx_entry *e, bool tagged)
+{
+	struct cxlfi_netrx *n = netrx_of(e);
+	struct cxlfi_unexp *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return -FI_ENOMEM;
+	u->src_index = net_src(e->addr);
+	u->tag = tagged ? e->tag : 0;
+	u->data = e->cq_data;
+	u->op = e->flags & FI_REMOTE_CQ_DATA ? OPF_DATA : 0;
+	u->len = u->have = e->msg_size;
+	u->tagged = tagged;
+	u->net = n;
+	unexp_append(n->ep, u);
+	return 0;
+}
+
+static int srx_queue_msg(struct fipeer_rx_entry *e)
+{
+	return srx_queue(e, false);
+}
+
+static int srx_queue_tag(struct fipeer_rx_entry *e)
+{
+	return srx_queue(e, true);
+}
+
+/* The network provider learnt addresses: sources it could not name
+ * before may have one now. */
+static void srx_foreach_unspec(struct fipeer_srx *srx,
+			       fi_addr_t (*get_addr)(struct fipeer_rx_entry *))
+{
+	for (struct cxlfi_unexp *u = srx_ep(srx)->unexp; u; u = u->next) {
+		if (!u->net || u->src_index != CXLFI_NET_SRC_UNKNOWN)
+			continue;
+		u->net->e.addr = get_addr(&u->net->e);
+		u->src_index = net_src(u->net->e.addr);
+	}
+}
+
+/* The network provider is done with an entry. One handed back without
+ * its completion lost its message: the receive fails. */
+static void srx_free_entry(struct fipeer_rx_entry *e)
+{
+	struct cxlfi_netrx *n = netrx_of(e);
+
+	if (n->rx)
+		cxlfi_rx_net_done(n, 0, 0, e->tag, false, FI_EIO);
+	free(n);
+}
+
+static void netrx_start(struct cxlfi_ep *ep, struct cxlfi_unexp *u,
+			struct cxlfi_rx *r)
+{
+	struct cxlfi_netrx *n = u->net;
+	bool tagged = u->tagged;
+	int rc;
+
+	netrx_fill(n, r, tagged);
+	n->e.tag = u->tag;
+	free(u);
+	/* the provider may complete it (cxlfi_rx_net_done) before this
+	 * returns; n is its until free_entry */
+	rc = tagged ? ep->srx.peer_ops->start_tag(&n->e)
+		    : ep->srx.peer_ops->start_msg(&n->e);
+	if (rc)
+		cxlfi_rx_net_done(n, 0, 0, n->e.tag, false, rc < 0 ? -rc : rc);
+}
+
+static void netrx_discard(struct cxlfi_ep *ep, struct cxlfi_unexp *u)
+{
+	struct cxlfi_netrx *n = u->net;
+
+	/* the entry goes back to the provider, which drops the data and
+	 * reports nothing; the entry is ours to free (fi_peer(3)) */
+	if (u->tagged)
+		ep->srx.peer_ops->discard_tag(&n->e);
+	else
+		ep->srx.peer_ops->discard_msg(&n->e);
+	free(n);
+	u->net = NULL;
+}
+
+void cxlfi_rx_srx_init(struct cxlfi_ep *ep)
+{
+	ep->srx_ops = (struct fipeer_srx_owner_ops){
+		.size = sizeof(ep->srx_ops),
+		.get_msg = srx_get_msg,
+		.get_tag = srx_get_tag,
+		.queue_msg = srx_queue_msg,
+		.queue_tag = srx_queue_tag,
+		.foreach_unspec_addr = srx_foreach_unspec,
+		.free_entry = srx_free_entry,
+	};
+	ep->srx.ep_fid.fid.fclass = FI_CLASS_PEER_SRX;
+	ep->srx.owner_ops = &ep->srx_ops;
 }

@@ -244,7 +244,7 @@ static bool wait_unexp(struct cxlfi_net *n, struct owner *o, int want)
 
 static int open_link(struct owner *o, struct cxlfi_net **n)
 {
-	struct cxlfi_net_owner own = { &o->cq, &o->cq, &o->srx };
+	struct cxlfi_net_owner own = { &o->cq, &o->cq, &o->srx, false };
 	char why[512];
 	int rc;
 
@@ -438,7 +438,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--expect-old")) {
 		struct owner o;
-		struct cxlfi_net_owner own = { &o.cq, &o.cq, &o.srx };
+		struct cxlfi_net_owner own = { &o.cq, &o.cq, &o.srx, false };
 		struct cxlfi_net *n;
 		char why[512] = "";
 

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The network path of an endpoint (docs/multipool.md): with FI_CXL_NET
+ * set, each endpoint owns a link to a network provider (net.c) for the
+ * peers outside our pool. Here: opening it with the endpoint's CQs and
+ * receive queue as owners, telling it the AV's network peers, sending to
+ * them, and the owner side of the CQs (the completions it writes). The
+ * receive queue's owner side is matching, in recv.c.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxlfi.h"
+
+/* A send on the link that reports: what the user asked for, and the
+ * endpoint whose counters and statistics it moves. */
+struct cxlfi_nettx {
+	struct cxlfi_nettx *prev, *next; /* the endpoint's outstanding */
+	struct cxlfi_ep *ep;
+	void *context;
+	uint64_t flags;
+	size_t len;
+};
+
+static void nettx_unlink(struct cxlfi_nettx *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		t->ep->net_tx = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+}
+
+static void send_done(struct cxlfi_nettx *t, int err)
+{
+	struct cxlfi_ep *ep = t->ep;
+	struct cxlfi_cq *cq = ep->tx_cq;
+	uint64_t f = FI_SEND | (t->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
+
+	nettx_unlink(t);
+	ep->reported++;
+	if (err && cq) {
+		cxlfi_cq_push_err(cq, t->context, f, 0, NULL, 0, 0, 0, err);
+	} else if (!err) {
+		cxlfi_stats.sent++;
+		cxlfi_stats.net_sent++;
+		cxlfi_stats.bytes += t->len;
+		if (t->flags & FI_COMPLETION)
+			cxlfi_cq_push(cq, t->context, f, 0, NULL, 0, 0,
+				      FI_ADDR_NOTAVAIL);
+	}
+	cxlfi_cntr_inc(ep->tx_cntr, err != 0);
+	free(t);
+}
+
+/* The link writes a completion into our CQ: a receive's (its context is
+ * our entry, recv.c) or a send's (its context is our struct cxlfi_nettx). */
+static ssize_t cq_write(struct fipeer_cq *pc, void *ctx, uint64_t flags,
+			size_t len, void *buf, uint64_t data, uint64_t tag,
+			fi_addr_t src)
+{
+	(void)pc;
+	(void)buf;
+	(void)src; /* the entry's source, which the link gave at matching */
+	if (flags & FI_RECV)
+		cxlfi_rx_net_done(ctx, len, data, tag,
+				  flags & FI_REMOTE_CQ_DATA, 0);
+	else if (ctx)
+		send_done(ctx, 0);
+	return 0;
+}
+
+static ssize_t cq_writeerr(struct fipeer_cq *pc,
+			   const struct fi_cq_err_entry *e)
+{
+	(void)pc;
+	if (e->flags & FI_RECV)
+		cxlfi_rx_net_done(e->op_context, e->len + e->olen, e->data,
+				  e->tag, e->flags & FI_REMOTE_CQ_DATA,
+				  e->err ? e->err : FI_EIO);
+	else if (e->op_context)
+		send_done(e->op_context, e->err ? e->err : FI_EIO);
+	return 0;
+}
+
+static void cq_peer_init(struct cxlfi_cq *cq)
+{
+	cq->peer_ops = (struct fipeer_cq_owner_ops){
+		.size = sizeof(cq->peer_ops),
+		.write = cq_write,
+		.writeerr = cq_writeerr,
+	};
+	cq->peer.fid.fclass = FI_CLASS_PEER_CQ;
+	cq->peer.owner_ops = &cq->peer_ops;
+}
+
+/* Tell the link of ep about the network peer at fa. */
+static int map_insert(struct cxlfi_ep *ep, fi_addr_t fa)
+{
+	const struct cxlfi_av_entry *e = &ep->av->tab[fa];
+	fi_addr_t na;
+	int rc;
+
+	if (fa >= ep->net_map_n) {
+		size_t n = ep->net_map_n ? ep->net_map_n : 64;
+		fi_addr_t *m;
+
+		while (n <= fa)
+			n *= 2;
+		m = realloc(ep->net_map, n * sizeof(*m));
+		if (!m)
+			return -FI_ENOMEM;
+		for (size_t i = ep->net_map_n; i < n; i++)
+			m[i] = FI_ADDR_NOTAVAIL;
+		ep->net_map = m;
+		ep->net_map_n = n;
+	}
+	rc = cxlfi_net_insert(ep->net, e->netname, e->netlen, fa, &na);
+	if (rc) {
+		cxlfi_report("FI_CXL_NET=%s: the network provider refused "
+			     "the address of peer %llu (host %u of another "
+			     "pool): %s; check that every process uses the "
+			     "same FI_CXL_NET",
+			     cxlfi_params.net, (unsigned long long)fa,
+			     e->addr.host, fi_strerror(-rc));
+		return rc;
+	}
+	if (ep->net_map[fa] == FI_ADDR_NOTAVAIL)
+		ep->net_peers++;
+	ep->net_map[fa] = na;
+	return 0;
+}
+
+/*
+ * FI_PROVIDER hides the core providers it does not list (libfabric
+ * registers them hidden), and a utility provider such as ofi_rxm looks
+ * its core up without seeing hidden ones: FI_PROVIDER=cxl leaves
+ * tcp;ofi_rxm no tcp to open. The core (the first name of FI_CXL_NET)
+ * must be listed beside cxl. NULL when it is, else the advice.
+ */
+static const char *filter_hides_core(char *buf, size_t len)
+{
+	const char *f = getenv("FI_PROVIDER");
+	char core[64], list[256], *save = NULL;
+
+	snprintf(core, sizeof(core), "%s", cxlfi_params.net);
+	core[strcspn(core, ";")] = 0;
+	if (!f || !*f || *f == '^' || strlen(f) >= sizeof(list))
+		return NULL;
+	snprintf(list, sizeof(list), "%s", f);
+	for (char *t = strtok_r(list, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save))
+		if (!strcmp(t, core))
+			return NULL;
+	snprintf(buf, len,
+		 " FI_PROVIDER=%s hides %s, which %s needs: set "
+		 "FI_PROVIDER=%s,%s (MPI libraries still choose cxl, which "
+		 "offers more of what they ask for)",
+		 f, core, cxlfi_params.net, f, core);
+	return buf;
+}
+
+int cxlfi_netpath_open(struct cxlfi_ep *ep)
+{
+	struct cxlfi_net_owner o;
+	char why[512];
+	int rc;
+
+	if (!cxlfi_params.net[0] || ep->net)
+		return 0;
+	if (!ep->tx_cq || !ep->rx_cq) {
+		cxlfi_report("FI_CXL_NET=%s: an endpoint needs a transmit and "
+			     "a receive CQ bound before fi_enable or "
+			     "fi_getname (the network provider completes "
+			     "into them); bind both, or unset FI_CXL_NET",
+			     cxlfi_params.net);
+		return -FI_ENOCQ;
+	}
+	cq_peer_init(ep->tx_cq);
+	cq_peer_init(ep->rx_cq);
+	cxlfi_rx_srx_init(ep);
+	o = (struct cxlfi_net_owner){ &ep->tx_cq->peer, &ep->rx_cq->peer,
+				      &ep->srx, true };
+	rc = cxlfi_net_open(cxlfi_params.net, &o, &ep->net, why, sizeof(why));
+	if (rc) {
+		char hint[512];
+		const char *h = filter_hides_core(hint, sizeof(hint));
+
+		if (h)
+			cxlfi_report("FI_CXL_NET=%s: %s.%s", cxlfi_params.net,
+				     why, h);
+		else
+			cxlfi_report("FI_CXL_NET=%s: %s. Set FI_CXL_NET to a "
+				     "network provider that fi_info lists with "
+				     "FI_PEER (such as tcp;ofi_rxm), or unset "
+				     "it for a pool-only job",
+				     cxlfi_params.net, why);
+		return rc;
+	}
+	if (ep->net->namelen > CXLFI_NET_NAME_MAX) {
+		cxlfi_report("FI_CXL_NET=%s: its addresses have %zu bytes, "
+			     "more than the %u an address of ours carries; "
+			     "choose another network provider",
+			     cxlfi_params.net, ep->net->namelen,
+			     CXLFI_NET_NAME_MAX);
+		cxlfi_net_close(ep->net);
+		ep->net = NULL;
+		return -FI_ETOOSMALL;
+	}
+	/* the peers inserted before we were bound or enabled */
+	for (fi_addr_t fa = 0; ep->av && fa < ep->av->count; fa++)
+		if (ep->av->tab[fa].valid && ep->av->tab[fa].net &&
+		    (rc = map_insert(ep, fa)))
+			return rc;
+	return 0;
+}
+
+void cxlfi_netpath_close(struct cxlfi_ep *ep)
+{
+	if (!ep->net)
+		return;
+	cxlfi_net_close(ep->net);
+	ep->net = NULL;
+	/* sends the link never completed: nothing reports them now */
+	while (ep->net_tx) {
+		struct cxlfi_nettx *t = ep->net_tx;
+
+		ep->net_tx = t->next;
+		free(t);
+	}
+	free(ep->net_map);
+	ep->net_map = NULL;
+	ep->net_map_n = ep->net_peers = 0;
+}
+
+int cxlfi_netpath_av_insert(struct cxlfi_av *av, fi_addr_t fa)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < av->neps; i++)
+		if (av->eps[i]->net && !rc)
+			rc = map_insert(av->eps[i], fa);
+	return rc;
+}
+
+ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
+			   size_t len, uint64_t tag, uint64_t data,
+			   uint64_t flags, void *context)
+{
+	struct iovec iov = { (void *)buf, len };
+	void *desc = NULL;
+	fi_addr_t na =
+		dest < ep->net_map_n ? ep->net_map[dest] : FI_ADDR_NOTAVAIL;
+	uint64_t nf =
+		flags & (FI_REMOTE_CQ_DATA | FI_INJECT | FI_INJECT_COMPLETE |
+			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE);
+	struct cxlfi_nettx *t = NULL;
+	ssize_t rc;
+
+	if (!ep->net || na == FI_ADDR_NOTAVAIL)
+		return -FI_EHOSTUNREACH;
+	/* an inject reports nothing; anything else asks for its completion
+	 * (the CQ is bound selectively), to count and report it */
+	if (!(flags & FI_INJECT)) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -FI_ENOMEM;
+		*t = (struct cxlfi_nettx){ NULL,    ep->net_tx, ep,
+					   context, flags,	len };
+		nf |= FI_COMPLETION;
+	}
+	if (flags & FI_TAGGED) {
+		struct fi_msg_tagged m = {
+			&iov, &desc, 1, na, tag, 0, t, data
+		};
+
+		rc = fi_tsendmsg(ep->net->ep, &m, nf);
+	} else {
+		struct fi_msg m = { &iov, &desc, 1, na, t, data };
+
+		rc = fi_sendmsg(ep->net->ep, &m, nf);
+	}
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	if (t) {
+		if (ep->net_tx)
+			ep->net_tx->prev = t;
+		ep->net_tx = t;
+	} else {
+		cxlfi_stats.sent++;
+		cxlfi_stats.net_sent++;
+		cxlfi_stats.bytes += len;
+		cxlfi_cntr_inc(ep->tx_cntr, false);
+	}
+	return 0;
+}

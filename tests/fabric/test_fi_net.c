@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Peers in two pools (docs/multipool.md): with FI_CXL_NET=tcp;ofi_rxm,
+ * two processes attached to different pool files reach each other
+ * through the network link, through the provider's one endpoint, CQ and
+ * receive queue. Under a libfabric with the peer API (2.3+: ctest runs
+ * it with the MPICH wheel's).
+ *  - expected and unexpected, tagged and untagged, with CQ data, large;
+ *  - FI_SOURCE names the peer's fi_addr; a directed receive matches it;
+ *  - one receive queue: a multi-receive buffer takes network messages
+ *    in slices and reports its release (FI_MULTI_RECV);
+ *  - FI_PEEK and FI_CLAIM on a message the network provider holds;
+ *  - RMA to a peer in another pool fails with FI_EOPNOTSUPP;
+ *  - both ways; the FI_CXL_STATS counts say the traffic took the link.
+ * --same-pool: both in one pool, FI_CXL_NET still set: the same traffic
+ * never touches the link (net_sent 0).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fitest.h"
+
+#define BIG (64u << 10)
+
+static uint8_t pat(uint64_t seed, size_t i)
+{
+	return (uint8_t)(seed * 37u + i * 13u + (i >> 8));
+}
+
+static void fill(uint8_t *b, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = pat(seed, i);
+}
+
+static bool same(const uint8_t *b, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != pat(seed, i)) {
+			fprintf(stderr, "byte %zu of seed %llu: %u, want %u\n",
+				i, (unsigned long long)seed, b[i],
+				pat(seed, i));
+			return false;
+		}
+	return true;
+}
+
+static struct fi f;
+static int to_peer, from_peer;
+static bool same_pool;
+
+static void sync_peer(void)
+{
+	char c = 1;
+
+	REQUIRE(write(to_peer, &c, 1) == 1);
+	REQUIRE(read(from_peer, &c, 1) == 1);
+}
+
+/* Send, retrying while the link asks for progress (it connects). */
+static void post_send(ssize_t (*post)(void *), void *arg)
+{
+	struct fi_cq_tagged_entry e;
+	ssize_t rc;
+
+	for (int i = 0; (rc = post(arg)) == -FI_EAGAIN && i < 10000000; i++)
+		(void)fi_cq_read(f.cq, &e, 0);
+	if (rc)
+		fprintf(stderr, "rank %d: send: %zd (%s)\n", f.rank, rc,
+			fi_strerror((int)-rc));
+	CHECK(rc == 0);
+}
+
+struct sendargs {
+	const void *buf;
+	size_t len;
+	uint64_t tag, data;
+	int kind; /* 0 tsend, 1 send, 2 senddata */
+	void *ctx;
+};
+
+static ssize_t do_post(void *p)
+{
+	struct sendargs *a = p;
+
+	switch (a->kind) {
+	case 0:
+		return fi_tsend(f.ep, a->buf, a->len, NULL, f.peer, a->tag,
+				a->ctx);
+	case 1:
+		return fi_send(f.ep, a->buf, a->len, NULL, f.peer, a->ctx);
+	default:
+		return fi_senddata(f.ep, a->buf, a->len, NULL, a->data, f.peer,
+				   a->ctx);
+	}
+}
+
+static void send_one(int kind, const void *buf, size_t len, uint64_t tag,
+		     uint64_t data, void *ctx)
+{
+	struct sendargs a = { buf, len, tag, data, kind, ctx };
+
+	post_send(do_post, &a);
+}
+
+/* Wait for one completion; the source of a receive into *src. */
+static struct fi_cq_tagged_entry wait_one(const char *phase, fi_addr_t *src)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	fi_addr_t s = FI_ADDR_NOTAVAIL;
+	int rc;
+
+	fi_phase = phase;
+	rc = fi_wait_cq(&f, &e, &err, &s, 30);
+	if (rc)
+		fprintf(stderr, "rank %d: %s: error %d (%s)\n", f.rank, phase,
+			rc, fi_strerror(-rc));
+	CHECK(rc == 0);
+	if (src)
+		*src = s;
+	return e;
+}
+
+static void sender(void)
+{
+	static uint8_t small[1000], big[BIG], m[3][1200], pk[300];
+	char buf[8];
+
+	fill(small, sizeof(small), 1);
+	fill(big, sizeof(big), 2);
+	for (int i = 0; i < 3; i++)
+		fill(m[i], sizeof(m[i]), 10 + i);
+	fill(pk, sizeof(pk), 20);
+
+	sync_peer(); /* 1: the receiver posted */
+	send_one(0, small, sizeof(small), 1, 0, (void *)1);
+	(void)wait_one("tsend expected", NULL);
+	/* 2: unexpected: large tagged, untagged with data */
+	send_one(0, big, sizeof(big), 2, 0, (void *)2);
+	send_one(2, small, sizeof(small), 0, 0xfeedull, (void *)3);
+	for (int i = 0; i < 2; i++)
+		(void)wait_one("unexpected sends", NULL);
+	sync_peer(); /* 3: directed receive posted */
+	send_one(0, small, 100, 3, 0, (void *)4);
+	(void)wait_one("directed", NULL);
+	sync_peer(); /* 4: multi-receive posted */
+	for (int i = 0; i < 3; i++)
+		send_one(1, m[i], sizeof(m[i]), 0, 0,
+			 (void *)(uintptr_t)(5 + i));
+	for (int i = 0; i < 3; i++)
+		(void)wait_one("multi-receive sends", NULL);
+	/* 5: peeked and claimed */
+	send_one(0, pk, sizeof(pk), 9, 0, (void *)8);
+	(void)wait_one("peek send", NULL);
+	/* 6: the other way */
+	{
+		struct fi_cq_tagged_entry e;
+		fi_addr_t src;
+
+		CHECK(fi_trecv(f.ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, 4,
+			       0, (void *)9) == 0);
+		sync_peer();
+		e = wait_one("reverse", &src);
+		CHECK(e.op_context == (void *)9 && e.len == 8);
+		CHECK(src == f.peer);
+		CHECK(!memcmp(buf, "reverse", 8));
+	}
+	/* 7: RMA to a peer in another pool is refused */
+	if (!same_pool) {
+		ssize_t rc = fi_write(f.ep, small, 8, NULL, f.peer, 0, 0, NULL);
+
+		CHECK(rc == -FI_EOPNOTSUPP);
+	}
+	sync_peer();
+}
+
+static void receiver(void)
+{
+	static uint8_t small[1000], big[BIG], multi[4096], pk[300];
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+	char buf[8] = "reverse";
+	int got = 0;
+
+	/* 1: expected */
+	CHECK(fi_trecv(f.ep, small, sizeof(small), NULL, FI_ADDR_UNSPEC, 1, 0,
+		       (void *)11) == 0);
+	sync_peer();
+	e = wait_one("expected", &src);
+	CHECK(e.op_context == (void *)11 && e.len == sizeof(small));
+	CHECK(e.tag == 1 && (e.flags & FI_TAGGED) && (e.flags & FI_RECV));
+	CHECK(src == f.peer);
+	CHECK(same(small, sizeof(small), 1));
+
+	/* 2: unexpected (give them time to arrive and be queued) */
+	for (int i = 0; i < 200; i++) {
+		(void)fi_cq_read(f.cq, &e, 0);
+		usleep(1000);
+	}
+	CHECK(fi_recv(f.ep, small, sizeof(small), NULL, FI_ADDR_UNSPEC,
+		      (void *)13) == 0);
+	CHECK(fi_trecv(f.ep, big, sizeof(big), NULL, FI_ADDR_UNSPEC, 2, 0,
+		       (void *)12) == 0);
+	for (int i = 0; i < 2; i++) {
+		e = wait_one("unexpected", &src);
+		CHECK(src == f.peer);
+		if (e.op_context == (void *)12) {
+			got |= 1;
+			CHECK(e.len == BIG && e.tag == 2);
+			CHECK(same(big, BIG, 2));
+		} else if (e.op_context == (void *)13) {
+			got |= 2;
+			CHECK(e.len == sizeof(small));
+			CHECK(e.flags & FI_REMOTE_CQ_DATA && e.data == 0xfeed);
+			CHECK(same(small, sizeof(small), 1));
+		}
+	}
+	CHECK(got == 3);
+
+	/* 3: a directed receive from the peer in the other pool */
+	CHECK(fi_trecv(f.ep, small, 100, NULL, f.peer, 3, 0, (void *)14) == 0);
+	sync_peer();
+	e = wait_one("directed", NULL);
+	CHECK(e.op_context == (void *)14 && e.len == 100);
+
+	/* 4: one multi-receive buffer takes 3 messages of 1200 bytes; left
+	 * with 496 < 1024 it is released with the third */
+	{
+		size_t min = 1024;
+		bool released = false;
+
+		CHECK(fi_setopt(&f.ep->fid, FI_OPT_ENDPOINT,
+				FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)) == 0);
+		{
+			struct iovec iov = { multi, sizeof(multi) };
+			struct fi_msg m = { &iov,	    NULL,	1,
+					    FI_ADDR_UNSPEC, (void *)16, 0 };
+
+			CHECK(fi_recvmsg(f.ep, &m, FI_MULTI_RECV) == 0);
+		}
+		sync_peer();
+		for (int i = 0; i < 3; i++) {
+			e = wait_one("multi-receive", NULL);
+			CHECK(e.op_context == (void *)16 && e.len == 1200);
+			CHECK((uint8_t *)e.buf == multi + 1200 * (size_t)i);
+			CHECK(same(e.buf, 1200, 10 + (uint64_t)i));
+			released |= (e.flags & FI_MULTI_RECV) != 0;
+		}
+		if (!released) { /* a release may come on its own entry */
+			e = wait_one("multi-receive release", NULL);
+			released = (e.flags & FI_MULTI_RECV) != 0;
+		}
+		CHECK(released);
+	}
+
+	/* 5: peek, claim, then receive the claimed message */
+	{
+		struct fi_msg_tagged m;
+		struct iovec iov = { pk, sizeof(pk) };
+		int rc = -1;
+
+		for (int i = 0; i < 2000 && rc; i++) {
+			m = (struct fi_msg_tagged){ &iov,	    NULL, 1,
+						    FI_ADDR_UNSPEC, 9,	  0,
+						    (void *)17,	    0 };
+			CHECK(fi_trecvmsg(f.ep, &m, FI_PEEK | FI_CLAIM) == 0);
+			{
+				struct fi_cq_err_entry err;
+
+				fi_phase = "peek";
+				rc = fi_wait_cq(&f, &e, &err, NULL, 30);
+			}
+			if (rc)
+				usleep(1000);
+		}
+		CHECK(rc == 0 && e.len == sizeof(pk) && e.tag == 9);
+		m = (struct fi_msg_tagged){ &iov,	    NULL, 1,
+					    FI_ADDR_UNSPEC, 9,	  0,
+					    (void *)17,	    0 };
+		CHECK(fi_trecvmsg(f.ep, &m, FI_CLAIM) == 0);
+		e = wait_one("claimed", NULL);
+		CHECK(e.op_context == (void *)17 && e.len == sizeof(pk));
+		CHECK(same(pk, sizeof(pk), 20));
+	}
+
+	/* 6: the other way */
+	sync_peer();
+	send_one(0, buf, sizeof(buf), 4, 0, (void *)18);
+	(void)wait_one("reverse send", NULL);
+	sync_peer();
+}
+
+static void setup(int rank, const struct tpool *tp)
+{
+	char host[16];
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
+	char name[64], peer[64];
+	size_t len = sizeof(name);
+
+	fi_test_env(tp, CXL_COH_COHERENT);
+	snprintf(host, sizeof(host), "%d", rank);
+	setenv("CXL_HOST_ID", host, 1);
+	f.rank = rank;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE |
+		      FI_MULTI_RECV | FI_RMA;
+	hints->fabric_attr->prov_name = strdup("cxl");
+	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f.info));
+	fi_freeinfo(hints);
+	CHECK(f.info->src_addrlen == 64);
+	TRY(fi_fabric(f.info->fabric_attr, &f.fabric, NULL));
+	TRY(fi_domain(f.fabric, f.info, &f.domain, NULL));
+	TRY(fi_av_open(f.domain, &ava, &f.av, NULL));
+	TRY(fi_cq_open(f.domain, &cqa, &f.cq, NULL));
+	TRY(fi_cntr_open(f.domain, &ca, &f.rxc, NULL));
+	TRY(fi_endpoint(f.domain, f.info, &f.ep, NULL));
+	TRY(fi_ep_bind(f.ep, &f.av->fid, 0));
+	TRY(fi_ep_bind(f.ep, &f.cq->fid, FI_TRANSMIT | FI_RECV));
+	TRY(fi_ep_bind(f.ep, &f.rxc->fid, FI_RECV));
+	TRY(fi_enable(f.ep));
+	TRY(fi_getname(&f.ep->fid, name, &len));
+	CHECK(len == 64);
+	REQUIRE(write(to_peer, name, len) == (ssize_t)len);
+	REQUIRE(read(from_peer, peer, len) == (ssize_t)len);
+	CHECK(fi_av_insert(f.av, peer, 1, &f.peer, 0, NULL) == 1);
+}
+
+/* Close, with the provider's FI_CXL_STATS line (printed at fabric close)
+ * captured: the messages this process sent through the network link. */
+static long long teardown_net_sent(void)
+{
+	char path[] = "/tmp/cxltest-finet-XXXXXX", line[1024];
+	int fd = mkstemp(path), saved = dup(2);
+	long long n = -1;
+	FILE *fp;
+
+	REQUIRE(fd >= 0 && saved >= 0);
+	REQUIRE(dup2(fd, 2) == 2);
+	fi_teardown(&f);
+	REQUIRE(dup2(saved, 2) == 2);
+	close(saved);
+	fp = fdopen(fd, "r");
+	REQUIRE(fp);
+	rewind(fp);
+	while (fgets(line, sizeof(line), fp)) {
+		const char *p = strstr(line, " net_sent ");
+
+		fputs(line, stderr);
+		if (strstr(line, "cxl-stats:") && p)
+			n = atoll(p + strlen(" net_sent "));
+	}
+	fclose(fp);
+	unlink(path);
+	return n;
+}
+
+static int run(int rank, const struct tpool *tp)
+{
+	long long net;
+
+	setup(rank, tp);
+	if (rank == 0)
+		sender();
+	else
+		receiver();
+	net = teardown_net_sent();
+	/* sender: 1 + 2 + 1 + 3 + 1 sends; receiver: 1 */
+	printf("rank %d: %lld messages sent through the network link\n", rank,
+	       net);
+	CHECK(net == (same_pool ? 0 : rank ? 1 : 8));
+	return t_report(rank ? "test_fi_net receiver" : "test_fi_net sender");
+}
+
+int main(int argc, char **argv)
+{
+	struct tpool tp[2];
+	int ab[2], ba[2], st, rc;
+	pid_t pid;
+
+	same_pool = argc > 1 && !strcmp(argv[1], "--same-pool");
+	setenv("FI_CXL_NET", "tcp;ofi_rxm", 1);
+	setenv("FI_CXL_STATS", "1", 1);
+	tpool_init(&tp[0], "finet0");
+	tpool_init(&tp[1], "finet1");
+	REQUIRE(pipe(ab) == 0 && pipe(ba) == 0);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (!pid) {
+		close(ab[0]);
+		close(ba[1]);
+		to_peer = ab[1];
+		from_peer = ba[0];
+		rc = run(0, &tp[0]);
+		fflush(NULL); /* _exit does not */
+		_exit(rc);
+	}
+	close(ab[1]);
+	close(ba[0]);
+	to_peer = ba[1];
+	from_peer = ab[0];
+	rc = run(1, &tp[same_pool ? 0 : 1]);
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	tpool_cleanup(&tp[0]);
+	tpool_cleanup(&tp[1]);
+	return rc || !WIFEXITED(st) || WEXITSTATUS(st) ? 1 : 0;
+}
