@@ -206,6 +206,8 @@ int cxlfi_pool_get(cxl_pool **pool);
 void cxlfi_pool_put(void);
 /* Checked at getinfo: is a pool configured and can it be opened? */
 int cxlfi_pool_probe(void);
+/* Is this a network-only host, on a private pool (docs/multipool.md)? */
+bool cxlfi_netonly(void);
 
 /* The provider's objects: one header each */
 #include "attr.h"

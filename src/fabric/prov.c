@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cxlfi.h"
@@ -130,6 +131,76 @@ static int drop_stale(const struct cxl_pool_opts *o)
 	return -FI_EBUSY;
 }
 
+/*
+ * A network-only host (docs/multipool.md): no CXL_POOL but FI_CXL_NET
+ * set. The provider still needs a pool for its endpoint objects, so the
+ * process makes a private one: a memfd (gone when the process ends),
+ * coherent (one host), formatted once, with its lock files in a private
+ * run directory that cleanup removes. Its uuid is this process's alone,
+ * so every peer is reached through the network link.
+ */
+static int netonly_fd = -1;
+static char netonly_dir[64];
+
+static int netonly_opts(struct cxl_pool_opts *o)
+{
+	o->size = 64u << 20;
+	o->create = 0;
+	o->mode = CXL_COH_COHERENT;
+	o->mode_set = 1;
+	o->capacity = 1024;
+	o->max_hosts = 1;
+	o->max_procs = 64;
+	o->host_id = CXL_HOST_AUTO; /* the only host of its pool */
+	if (netonly_fd < 0) {
+		snprintf(netonly_dir, sizeof(netonly_dir),
+			 "/dev/shm/cxlfi-netonly-XXXXXX");
+		netonly_fd = memfd_create("cxlfi-netonly", MFD_CLOEXEC);
+		if (netonly_fd < 0 ||
+		    ftruncate(netonly_fd, (off_t)o->size) != 0 ||
+		    !mkdtemp(netonly_dir)) {
+			cxlfi_report("FI_CXL_NET=%s without CXL_POOL: cannot make "
+				     "the private pool of a network-only host "
+				     "(%s); set CXL_POOL, or free memory in "
+				     "/dev/shm",
+				     cxlfi_params.net, strerror(errno));
+			if (netonly_fd >= 0)
+				close(netonly_fd);
+			netonly_fd = -1;
+			return -FI_ENOMEM;
+		}
+		snprintf(o->path, sizeof(o->path), "/proc/self/fd/%d",
+			 netonly_fd);
+		snprintf(o->rundir, sizeof(o->rundir), "%s", netonly_dir);
+		if (cxl_pool_format(o, 0)) {
+			cxlfi_report("FI_CXL_NET=%s without CXL_POOL: cannot "
+				     "format the private pool of a "
+				     "network-only host: %s; set CXL_POOL",
+				     cxlfi_params.net, cxl_errmsg());
+			return -FI_ENOMEM;
+		}
+	}
+	snprintf(o->path, sizeof(o->path), "/proc/self/fd/%d", netonly_fd);
+	snprintf(o->rundir, sizeof(o->rundir), "%s", netonly_dir);
+	return 0;
+}
+
+/* The pool this process uses: CXL_* settings, or on a network-only
+ * host its private one. */
+static int pool_opts(struct cxl_pool_opts *o)
+{
+	if (cxl_opts_from_env(o))
+		return -FI_ENODEV;
+	if (!o->path[0] && cxlfi_params.net[0])
+		return netonly_opts(o) ? -FI_ENOMEM : 0;
+	return 0;
+}
+
+bool cxlfi_netonly(void)
+{
+	return netonly_fd >= 0;
+}
+
 int cxlfi_pool_get(cxl_pool **out)
 {
 	int rc = 0;
@@ -137,11 +208,11 @@ int cxlfi_pool_get(cxl_pool **out)
 	struct cxl_pool_opts o;
 
 	pthread_mutex_lock(&pool_lock);
-	if (cxl_opts_from_env(&o)) {
+	if ((rc = pool_opts(&o))) {
 		CXLFI_WARN(FI_LOG_CORE, "cannot attach the CXL pool: %s\n",
 			   cxl_errmsg());
 		pthread_mutex_unlock(&pool_lock);
-		return -FI_ENODEV;
+		return rc;
 	}
 	if ((rc = drop_stale(&o))) {
 		pthread_mutex_unlock(&pool_lock);
@@ -218,6 +289,8 @@ int cxlfi_pool_probe(void)
 		said = true;
 		return -FI_ENODATA;
 	}
+	if (!o.path[0] && cxlfi_params.net[0] && pool_opts(&o))
+		return -FI_ENODATA; /* said why */
 	if (!o.path[0]) {
 		if (!said && asked_for())
 			cxlfi_report("provider cxl disabled: FI_PROVIDER names "
@@ -255,6 +328,18 @@ static void cxlfi_cleanup(void)
 	if (probe_ref) {
 		probe_ref = false;
 		cxlfi_pool_put();
+	}
+	/* a network-only host's private pool: the memfd goes with the
+	 * process; its run directory is ours to remove */
+	if (netonly_fd >= 0 && !pool) {
+		struct cxl_pool_opts o;
+
+		cxl_opts_default(&o);
+		if (!netonly_opts(&o))
+			cxl_pool_remove(&o, 1);
+		rmdir(netonly_dir);
+		close(netonly_fd);
+		netonly_fd = -1;
 	}
 }
 

@@ -14,6 +14,8 @@
  *  - both ways; the FI_CXL_STATS counts say the traffic took the link.
  * --same-pool: both in one pool, FI_CXL_NET still set: the same traffic
  * never touches the link (net_sent 0).
+ * --net-only: the receiver has no CXL_POOL (a host without a pool): it
+ * runs network-only, on a private pool of its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +52,7 @@ static bool same(const uint8_t *b, size_t n, uint64_t seed)
 
 static struct fi f;
 static int to_peer, from_peer;
-static bool same_pool;
+static bool same_pool, net_only;
 
 static void sync_peer(void)
 {
@@ -305,6 +307,10 @@ static void setup(int rank, const struct tpool *tp)
 	size_t len = sizeof(name);
 
 	fi_test_env(tp, CXL_COH_COHERENT);
+	if (net_only && rank == 1) { /* a host without a pool */
+		unsetenv("CXL_POOL");
+		unsetenv("CXL_RUNDIR");
+	}
 	snprintf(host, sizeof(host), "%d", rank);
 	setenv("CXL_HOST_ID", host, 1);
 	f.rank = rank;
@@ -385,6 +391,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	same_pool = argc > 1 && !strcmp(argv[1], "--same-pool");
+	net_only = argc > 1 && !strcmp(argv[1], "--net-only");
 	setenv("FI_CXL_NET", "tcp;ofi_rxm", 1);
 	setenv("FI_CXL_STATS", "1", 1);
 	tpool_init(&tp[0], "finet0");
