@@ -159,11 +159,12 @@ static int netonly_opts(struct cxl_pool_opts *o)
 		if (netonly_fd < 0 ||
 		    ftruncate(netonly_fd, (off_t)o->size) != 0 ||
 		    !mkdtemp(netonly_dir)) {
-			cxlfi_report("FI_CXL_NET=%s without CXL_POOL: cannot make "
-				     "the private pool of a network-only host "
-				     "(%s); set CXL_POOL, or free memory in "
-				     "/dev/shm",
-				     cxlfi_params.net, strerror(errno));
+			cxlfi_report(
+				"FI_CXL_NET=%s without CXL_POOL: cannot make "
+				"the private pool of a network-only host "
+				"(%s); set CXL_POOL, or free memory in "
+				"/dev/shm",
+				cxlfi_params.net, strerror(errno));
 			if (netonly_fd >= 0)
 				close(netonly_fd);
 			netonly_fd = -1;
