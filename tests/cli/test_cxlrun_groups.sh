@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# One job across two pools and a host without one (docs/multipool.md):
+# cxlrun --groups puts emulated hosts in groups, each on a pool of its
+# own, --no-pool adds hosts without a pool; the provider carries what
+# crosses groups over its network link (FI_CXL_NET=tcp;ofi_rxm).
+#
+#   test_cxlrun_groups.sh CXLRUN PINGPONG [OMPI_PINGPONG]
+#
+# PINGPONG is tests/mpi/mpi_pingpong.c (ranks 0 and 1 exchange every size
+# with its data checked; the others only join MPI_Init/Finalize). Checks,
+# from the FI_CXL_STATS line of each rank:
+#   - groups 1,1 + one host without a pool, 3 ranks: 0 bad; ranks 0 and 1
+#     are in different pools, so their pingpong took the network link
+#     (net_sent >= 80 each), and the third rank used it too;
+#   - one group of 2 + one host without a pool, 2 ranks: 0 bad, the link
+#     is up (FI_CXL_NET set) but the two ranks share a pool: net_sent 0
+#     and net_recv 0 on both, all messages through the pool;
+#   - the first case without namespaces (cxlrun's fallback without
+#     root), and under Open MPI when its build is given.
+set -uo pipefail
+CXLRUN=$1 PINGPONG=$2 OPINGPONG=${3:-}
+export CXLRUN_DIR
+CXLRUN_DIR=$(mktemp -d /tmp/cxlrun-groups.XXXXXX)
+work=$(mktemp -d /tmp/cxlrun-groups-out.XXXXXX)
+trap 'rm -rf "$work"; "$CXLRUN" --cleanup-all >/dev/null 2>&1; rm -rf "$CXLRUN_DIR"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL: $*" >&2
+}
+envs=()
+if [ -n "${CXL_MPI_PRELOAD:-}" ]; then
+	envs=(--env "LD_PRELOAD=$CXL_MPI_PRELOAD"
+		--env "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+fi
+# field $2 of each cxl-stats line of file $1, one per line
+fields() { grep -oE "cxl-stats: .*" "$1" | grep -oE " $2 [0-9]+" | awk '{print $2}'; }
+
+run() { # name, cxlrun args...
+	local name=$1
+	shift
+	if timeout -k 5 240 "$CXLRUN" --stats "${envs[@]}" "$@" \
+		>"$work/$name" 2>&1 && grep -q "pingpong: .* 0 bad" "$work/$name"; then
+		ok
+	else
+		bad "$name: the job failed: $(tail -5 "$work/$name")"
+		return 1
+	fi
+}
+
+across() { # name, launcher args: ranks 0 and 1 in different pools
+	local name=$1 n sent
+	shift
+	run "$name" --groups 1,1 --no-pool 1 -n 3 "$@" || return
+	n=$(fields "$work/$name" net_sent | wc -l)
+	[ "$n" = 3 ] && ok || bad "$name: $n cxl-stats lines, 3 expected"
+	# ranks 0 and 1: 82 pingpong messages each plus MPI's own; the
+	# third: MPI's own (wire-up, finalize), also across pools
+	big=$(fields "$work/$name" net_sent | awk '$1 >= 80' | wc -l)
+	some=$(fields "$work/$name" net_sent | awk '$1 >= 1' | wc -l)
+	[ "$big" = 2 ] && ok || bad "$name: $big ranks sent the pingpong through the link, 2 expected"
+	[ "$some" = 3 ] && ok || bad "$name: $some ranks used the link, 3 expected"
+	echo "ok: $name: net_sent per rank: $(fields "$work/$name" net_sent | tr '\n' ' ')"
+}
+
+across mpich "$PINGPONG"
+# the fallback without namespaces: emulated hosts by rank, tcp on lo
+across mpich-no-netns --no-netns "$PINGPONG"
+
+run within --groups 2 --no-pool 1 -n 2 "$PINGPONG"
+for f in net_sent net_recv; do
+	for v in $(fields "$work/within" $f); do
+		[ "$v" = 0 ] && ok || bad "within one pool: $f $v, 0 expected"
+	done
+done
+for v in $(fields "$work/within" sent); do
+	[ "$v" -ge 80 ] && ok || bad "within one pool: only $v messages sent"
+done
+echo "ok: within one pool: sent $(fields "$work/within" sent | tr '\n' ' '); net_sent $(fields "$work/within" net_sent | tr '\n' ' ')"
+
+if [ -n "$OPINGPONG" ]; then
+	across ompi --mpi ompi "$OPINGPONG"
+fi
+
+echo "test_cxlrun_groups: $pass passed, $fail failed"
+[ "$fail" = 0 ]
