@@ -23,12 +23,9 @@ export CXLRUN_DIR
 CXLRUN_DIR=$(mktemp -d /tmp/cxlrun-groups.XXXXXX)
 work=$(mktemp -d /tmp/cxlrun-groups-out.XXXXXX)
 trap 'rm -rf "$work"; "$CXLRUN" --cleanup-all >/dev/null 2>&1; rm -rf "$CXLRUN_DIR"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-	fail=$((fail + 1))
-	echo "FAIL: $*" >&2
-}
+# shellcheck source=../common/check.sh
+. "$(dirname "$0")/../common/check.sh"
+bad() { ok false "$*"; } # a failure, named on stderr
 envs=()
 if [ -n "${CXL_MPI_PRELOAD:-}" ]; then
 	envs=(--env "LD_PRELOAD=$CXL_MPI_PRELOAD"
@@ -40,10 +37,8 @@ fields() { grep -oE "cxl-stats: .*" "$1" | grep -oE " $2 [0-9]+" | awk '{print $
 run() { # name, cxlrun args...
 	local name=$1
 	shift
-	if timeout -k 5 240 "$CXLRUN" --stats "${envs[@]}" "$@" \
-		>"$work/$name" 2>&1 && grep -q "pingpong: .* 0 bad" "$work/$name"; then
-		ok
-	else
+	if ! timeout -k 5 240 "$CXLRUN" --stats "${envs[@]}" "$@" \
+		>"$work/$name" 2>&1 || ! grep -q "pingpong: .* 0 bad" "$work/$name"; then
 		bad "$name: the job failed: $(tail -5 "$work/$name")"
 		return 1
 	fi
@@ -54,13 +49,13 @@ across() { # name, launcher args: ranks 0 and 1 in different pools
 	shift
 	run "$name" --groups 1,1 --no-pool 1 -n 3 "$@" || return
 	n=$(fields "$work/$name" net_sent | wc -l)
-	[ "$n" = 3 ] && ok || bad "$name: $n cxl-stats lines, 3 expected"
+	ok [ "$n" = 3 ] # a cxl-stats line per rank
 	# ranks 0 and 1: 82 pingpong messages each plus MPI's own; the
 	# third: MPI's own (wire-up, finalize), also across pools
 	big=$(fields "$work/$name" net_sent | awk '$1 >= 80' | wc -l)
 	some=$(fields "$work/$name" net_sent | awk '$1 >= 1' | wc -l)
-	[ "$big" = 2 ] && ok || bad "$name: $big ranks sent the pingpong through the link, 2 expected"
-	[ "$some" = 3 ] && ok || bad "$name: $some ranks used the link, 3 expected"
+	ok [ "$big" = 2 ]  # ranks that sent the pingpong through the link
+	ok [ "$some" = 3 ] # ranks that used the link
 	echo "ok: $name: net_sent per rank: $(fields "$work/$name" net_sent | tr '\n' ' ')"
 }
 
@@ -71,11 +66,11 @@ across mpich-no-netns --no-netns "$PINGPONG"
 run within --groups 2 --no-pool 1 -n 2 "$PINGPONG"
 for f in net_sent net_recv; do
 	for v in $(fields "$work/within" $f); do
-		[ "$v" = 0 ] && ok || bad "within one pool: $f $v, 0 expected"
+		ok [ "$v" = 0 ] # within one pool: nothing through the link
 	done
 done
 for v in $(fields "$work/within" sent); do
-	[ "$v" -ge 80 ] && ok || bad "within one pool: only $v messages sent"
+	ok [ "$v" -ge 80 ] # within one pool: the pingpong went out
 done
 echo "ok: within one pool: sent $(fields "$work/within" sent | tr '\n' ' '); net_sent $(fields "$work/within" net_sent | tr '\n' ' ')"
 
@@ -83,5 +78,4 @@ if [ -n "$OPINGPONG" ]; then
 	across ompi --mpi ompi "$OPINGPONG"
 fi
 
-echo "test_cxlrun_groups: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+check_done test_cxlrun_groups

@@ -83,6 +83,43 @@ long targ_long(int argc, char **argv, const char *flag, long def)
 	return v ? strtol(v, NULL, 0) : def;
 }
 
+int run_pair(int (*fn)(int i, int to_peer, int from_peer, void *arg), void *arg)
+{
+	int p[2][2], bad = 0; /* p[0]: 0 -> 1, p[1]: 1 -> 0 */
+	pid_t pid[2];
+
+	REQUIRE(pipe(p[0]) == 0 && pipe(p[1]) == 0);
+	fflush(NULL);
+	for (int i = 0; i < 2; i++) {
+		pid[i] = fork();
+		REQUIRE(pid[i] >= 0);
+		if (pid[i] == 0) {
+			int to = p[i][1], from = p[1 - i][0], rc;
+
+			close(p[i][0]);
+			close(p[1 - i][1]);
+			rc = fn(i, to, from, arg);
+			fflush(NULL); /* _exit does not */
+			_exit(rc ? 1 : 0);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	for (int i = 0; i < 2; i++) {
+		int st;
+
+		waitpid(pid[i], &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "child %d failed (status 0x%x)\n", i,
+				st);
+			bad++;
+		}
+	}
+	return bad;
+}
+
 int run_children(int n, int (*fn)(int i, void *arg), void *arg)
 {
 	pid_t *pids = calloc((size_t)n, sizeof(pid_t));

@@ -73,6 +73,12 @@ long targ_long(int argc, char **argv, const char *flag, long def);
 /* Fork n children running fn(i, arg); returns the number that failed. */
 int run_children(int n, int (*fn)(int i, void *arg), void *arg);
 
+/* Fork two children, 0 and 1, running fn(i, to_peer, from_peer, arg)
+ * with a pipe each way between them (each holds only its own ends, so
+ * the other's exit reads as EOF); returns the number that failed. */
+int run_pair(int (*fn)(int i, int to_peer, int from_peer, void *arg),
+	     void *arg);
+
 /*
  * A multi-host test (tests/mp): procs processes on hosts emulated hosts
  * (process i on host i % hosts) sharing one pool, each doing `rounds` of

@@ -4,23 +4,20 @@
 #include <string.h>
 #include <unistd.h>
 
-void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
+void fi_test_open(struct fi *f, int rank, uint64_t caps)
 {
 	char host[16];
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_av_attr ava = { .type = FI_AV_TABLE };
 	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
-	char name[64], peer[64];
-	size_t len = sizeof(name);
 
 	/* each rank is its own emulated host */
 	snprintf(host, sizeof(host), "%d", rank);
 	setenv("CXL_HOST_ID", host, 1);
 	f->rank = rank;
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE |
-		      fi_extra_caps;
+	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE | caps;
 	hints->domain_attr->threading = fi_threading;
 	hints->fabric_attr->prov_name = strdup("cxl");
 	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f->info));
@@ -39,6 +36,14 @@ void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
 	TRY(fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV));
 	TRY(fi_ep_bind(f->ep, &f->rxc->fid, FI_RECV));
 	TRY(fi_enable(f->ep));
+}
+
+void fi_setup(struct fi *f, int rank, int to_peer, int from_peer)
+{
+	char name[64], peer[64];
+	size_t len = sizeof(name);
+
+	fi_test_open(f, rank, fi_extra_caps);
 	/* fi_getname sizing: too small reports the size */
 	{
 		size_t small = 4;

@@ -49,6 +49,10 @@ extern enum fi_threading fi_threading;
 void fi_test_threading(int argc, char **argv);
 
 /* Open everything for rank (also its CXL_HOST_ID) and exchange addresses. */
+/* One endpoint on emulated host rank (CXL_HOST_ID), enabled: fabric,
+ * domain, AV, CQ for both directions, a receive counter; caps besides
+ * messaging as asked. */
+void fi_test_open(struct fi *f, int rank, uint64_t caps);
 void fi_setup(struct fi *f, int rank, int to_peer, int from_peer);
 void fi_teardown(struct fi *f);
 /* The same, closing n more counters bound to the endpoint. */

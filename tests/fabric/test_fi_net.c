@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fitest.h"
@@ -298,11 +297,6 @@ static void receiver(void)
 
 static void setup(int rank, const struct tpool *tp)
 {
-	char host[16];
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_av_attr ava = { .type = FI_AV_TABLE };
-	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
 	char name[64], peer[64];
 	size_t len = sizeof(name);
 
@@ -311,26 +305,8 @@ static void setup(int rank, const struct tpool *tp)
 		unsetenv("CXL_POOL");
 		unsetenv("CXL_RUNDIR");
 	}
-	snprintf(host, sizeof(host), "%d", rank);
-	setenv("CXL_HOST_ID", host, 1);
-	f.rank = rank;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE |
-		      FI_MULTI_RECV | FI_RMA;
-	hints->fabric_attr->prov_name = strdup("cxl");
-	TRY(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f.info));
-	fi_freeinfo(hints);
+	fi_test_open(&f, rank, FI_MULTI_RECV | FI_RMA);
 	CHECK(f.info->src_addrlen == 64);
-	TRY(fi_fabric(f.info->fabric_attr, &f.fabric, NULL));
-	TRY(fi_domain(f.fabric, f.info, &f.domain, NULL));
-	TRY(fi_av_open(f.domain, &ava, &f.av, NULL));
-	TRY(fi_cq_open(f.domain, &cqa, &f.cq, NULL));
-	TRY(fi_cntr_open(f.domain, &ca, &f.rxc, NULL));
-	TRY(fi_endpoint(f.domain, f.info, &f.ep, NULL));
-	TRY(fi_ep_bind(f.ep, &f.av->fid, 0));
-	TRY(fi_ep_bind(f.ep, &f.cq->fid, FI_TRANSMIT | FI_RECV));
-	TRY(fi_ep_bind(f.ep, &f.rxc->fid, FI_RECV));
-	TRY(fi_enable(f.ep));
 	TRY(fi_getname(&f.ep->fid, name, &len));
 	CHECK(len == 64);
 	REQUIRE(write(to_peer, name, len) == (ssize_t)len);
@@ -384,37 +360,32 @@ static int run(int rank, const struct tpool *tp)
 	return t_report(rank ? "test_fi_net receiver" : "test_fi_net sender");
 }
 
+struct pools {
+	struct tpool tp[2];
+};
+
+static int child(int rank, int to, int from, void *arg)
+{
+	struct pools *p = arg;
+
+	to_peer = to;
+	from_peer = from;
+	return run(rank, &p->tp[same_pool ? 0 : rank]);
+}
+
 int main(int argc, char **argv)
 {
-	struct tpool tp[2];
-	int ab[2], ba[2], st, rc;
-	pid_t pid;
+	struct pools p;
+	int bad;
 
 	same_pool = argc > 1 && !strcmp(argv[1], "--same-pool");
 	net_only = argc > 1 && !strcmp(argv[1], "--net-only");
 	setenv("FI_CXL_NET", "tcp;ofi_rxm", 1);
 	setenv("FI_CXL_STATS", "1", 1);
-	tpool_init(&tp[0], "finet0");
-	tpool_init(&tp[1], "finet1");
-	REQUIRE(pipe(ab) == 0 && pipe(ba) == 0);
-	pid = fork();
-	REQUIRE(pid >= 0);
-	if (!pid) {
-		close(ab[0]);
-		close(ba[1]);
-		to_peer = ab[1];
-		from_peer = ba[0];
-		rc = run(0, &tp[0]);
-		fflush(NULL); /* _exit does not */
-		_exit(rc);
-	}
-	close(ab[1]);
-	close(ba[0]);
-	to_peer = ba[1];
-	from_peer = ab[0];
-	rc = run(1, &tp[same_pool ? 0 : 1]);
-	REQUIRE(waitpid(pid, &st, 0) == pid);
-	tpool_cleanup(&tp[0]);
-	tpool_cleanup(&tp[1]);
-	return rc || !WIFEXITED(st) || WEXITSTATUS(st) ? 1 : 0;
+	tpool_init(&p.tp[0], "finet0");
+	tpool_init(&p.tp[1], "finet1");
+	bad = run_pair(child, &p);
+	tpool_cleanup(&p.tp[0]);
+	tpool_cleanup(&p.tp[1]);
+	return bad ? 1 : 0;
 }

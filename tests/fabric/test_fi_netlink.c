@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -431,11 +430,14 @@ static int receiver(int to, int from)
 	return t_report("test_fi_netlink receiver");
 }
 
+static int child(int i, int to, int from, void *arg)
+{
+	(void)arg;
+	return i ? receiver(to, from) : sender(to, from);
+}
+
 int main(int argc, char **argv)
 {
-	int ab[2], ba[2], st, rc;
-	pid_t pid;
-
 	if (argc > 1 && !strcmp(argv[1], "--expect-old")) {
 		struct owner o;
 		struct cxlfi_net_owner own = { &o.cq, &o.cq, &o.srx, false };
@@ -456,21 +458,5 @@ int main(int argc, char **argv)
 				"naming a newer one (the MPICH wheel's)\n");
 		return 2;
 	}
-	REQUIRE(pipe(ab) == 0 && pipe(ba) == 0);
-	pid = fork();
-	REQUIRE(pid >= 0);
-	/* each side keeps only its own ends: the other's exit is then EOF */
-	if (!pid) {
-		close(ab[0]);
-		close(ba[1]);
-		_exit(sender(ab[1], ba[0]));
-	}
-	close(ab[1]);
-	close(ba[0]);
-	rc = receiver(ba[1], ab[0]);
-	REQUIRE(waitpid(pid, &st, 0) == pid);
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		fprintf(stderr, "test_fi_netlink: the sender failed (%#x)\n",
-			st);
-	return rc || !WIFEXITED(st) || WEXITSTATUS(st) ? 1 : 0;
+	return run_pair(child, NULL) ? 1 : 0;
 }
