@@ -143,6 +143,8 @@ static int valid(size_t payload, int kind, int dt, int op, size_t *max)
 		}                                                         \
 	}
 
+/* The same for floating types: no bitwise or logical operations and no
+ * unsigned wrap, so a second body rather than one with branches per type. */
 #define APPLY_FLT(T)                                                \
 	static void apply_##T(int op, void *xv, const void *vv,     \
 			      const void *cv, size_t n)             \

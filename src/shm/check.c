@@ -39,19 +39,21 @@ static void bad(struct check *k, const char *fmt, ...)
 	k->fn(msg, k->arg);
 }
 
-/* The object table, its counters, and the overlap of live extents;
- * returns the extents of the valid entries (sorted), *n of them. */
-static struct heap_extent *check_objects(struct check *k, uint64_t hwm,
-					 size_t *n)
+struct heap_extent *
+cxl_obj_extents(struct cxl_pool *p, uint64_t hwm,
+		void (*on_bad)(struct cxl_pool *p, uint64_t i,
+			       const struct obj_ent *e, void *arg),
+		void *arg, size_t *n, uint64_t *live, uint64_t *unlinked)
 {
-	struct cxl_pool *p = k->p;
-	struct arena_ctl *c = pool_ctl(p);
 	struct heap_extent *ext = malloc(sizeof(*ext) * (hwm ? hwm : 1));
-	uint64_t live = 0, unlinked = 0;
 
 	*n = 0;
-	if (!ext)
+	*live = *unlinked = 0;
+	if (!ext) {
+		cxl_seterr(CXL_ENOMEM, "out of memory for %llu extents",
+			   (unsigned long long)hwm);
 		return NULL;
+	}
 	for (uint64_t i = 0; i < hwm; i++) {
 		struct obj_ent *e = pool_obj(p, i);
 
@@ -59,20 +61,40 @@ static struct heap_extent *check_objects(struct check *k, uint64_t hwm,
 		if (e->state == OBJ_FREE)
 			continue;
 		if (!cxl_obj_entry_ok(p, e)) {
-			bad(k,
-			    "object entry %llu is impossible (state %u, "
-			    "extent %llu+%llu in a heap of %llu)",
-			    (unsigned long long)i, e->state,
-			    (unsigned long long)e->off,
-			    (unsigned long long)e->asize,
-			    (unsigned long long)p->hdr.heap_size);
+			on_bad(p, i, e, arg);
 			continue;
 		}
-		live += e->state == OBJ_LIVE;
-		unlinked += e->state == OBJ_UNLINKED;
+		*live += e->state == OBJ_LIVE;
+		*unlinked += e->state == OBJ_UNLINKED;
 		ext[(*n)++] = (struct heap_extent){ e->off, e->asize, i };
 	}
 	qsort(ext, *n, sizeof(*ext), cxl_extent_cmp);
+	return ext;
+}
+
+static void report_entry(struct cxl_pool *p, uint64_t i,
+			 const struct obj_ent *e, void *arg)
+{
+	bad(arg,
+	    "object entry %llu is impossible (state %u, extent %llu+%llu in "
+	    "a heap of %llu)",
+	    (unsigned long long)i, e->state, (unsigned long long)e->off,
+	    (unsigned long long)e->asize, (unsigned long long)p->hdr.heap_size);
+}
+
+/* The object table, its counters, and the overlap of live extents;
+ * returns the extents of the valid entries (sorted), *n of them. */
+static struct heap_extent *check_objects(struct check *k, uint64_t hwm,
+					 size_t *n)
+{
+	struct cxl_pool *p = k->p;
+	struct arena_ctl *c = pool_ctl(p);
+	uint64_t live, unlinked;
+	struct heap_extent *ext =
+		cxl_obj_extents(p, hwm, report_entry, k, n, &live, &unlinked);
+
+	if (!ext)
+		return NULL;
 	for (size_t i = 1; i < *n; i++)
 		if (ext[i].off < ext[i - 1].off + ext[i - 1].asize)
 			bad(k, "objects %llu and %llu overlap in the heap",

@@ -29,6 +29,9 @@ uint64_t cxl_hash_slot(struct cxl_pool *p, uint64_t h, unsigned l)
 	       mix64(h + l * 0x9e3779b97f4a7c15ull) % p->hdr.level_buckets[l];
 }
 
+/* Insert and remove walk the same candidate slots, level by level
+ * (cxl_hash_slot): the first free one takes an entry, the one holding it
+ * gives it up. */
 int cxl_hash_insert_locked(struct cxl_pool *p, uint64_t idx, const char *name,
 			   uint64_t job_id)
 {

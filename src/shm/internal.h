@@ -212,6 +212,15 @@ struct heap_extent {
 int cxl_heap_rebuild(struct cxl_pool *p, const struct heap_extent *ext,
 		     size_t n);
 uint64_t cxl_heap_largest_free(struct cxl_pool *p);
+/* check.c: the extents of the object entries below hwm that are in use,
+ * sorted by offset (overlaps kept); an impossible entry
+ * (cxl_obj_entry_ok) goes to on_bad instead. live/unlinked count the
+ * entries in those states. NULL, with the error set, without memory. */
+struct heap_extent *
+cxl_obj_extents(struct cxl_pool *p, uint64_t hwm,
+		void (*on_bad)(struct cxl_pool *p, uint64_t i,
+			       const struct obj_ent *e, void *arg),
+		void *arg, size_t *n, uint64_t *live, uint64_t *unlinked);
 /* Free lists, free count and order map against the live extents ext
  * (sorted, valid), each inconsistency to report; writes nothing. */
 void cxl_heap_check(struct cxl_pool *p, const struct heap_extent *ext, size_t n,

@@ -38,10 +38,20 @@ static void drop(struct cxl_pool *p, uint64_t idx)
 	md_wr(p, e, CXL_LINE);
 }
 
+/* An impossible object entry: dropped, and counted in *arg. */
+static void drop_bad(struct cxl_pool *p, uint64_t i, const struct obj_ent *e,
+		     void *arg)
+{
+	(void)e;
+	drop(p, i);
+	++*(uint64_t *)arg;
+}
+
 int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems)
 {
 	struct arena_ctl *c = pool_ctl(p);
 	uint64_t hwm, bad = 0, live = 0, unlinked = 0, free_head = 0;
+	uint64_t live0, unlinked0;
 	uint64_t slots = p->hdr.obj_off - p->hdr.hash_off;
 	struct heap_extent *ext;
 	size_t n = 0, kept = 0;
@@ -53,27 +63,11 @@ int cxl_arena_repair_locked(struct cxl_pool *p, uint64_t *problems)
 		bad++;
 		hwm = p->hdr.capacity;
 	}
-	ext = malloc(sizeof(*ext) * (hwm ? hwm : 1));
+	/* the counts are made below, after the overlaps are dropped */
+	ext = cxl_obj_extents(p, hwm, drop_bad, &bad, &n, &live0, &unlinked0);
 	if (!ext)
-		return cxl_seterr(CXL_ENOMEM,
-				  "repair: out of memory for %llu "
-				  "extents",
-				  (unsigned long long)hwm);
-	for (uint64_t i = 0; i < hwm; i++) {
-		struct obj_ent *e = pool_obj(p, i);
-
-		md_rd(p, e, sizeof(*e));
-		if (e->state == OBJ_FREE)
-			continue;
-		if (!cxl_obj_entry_ok(p, e)) {
-			drop(p, i);
-			bad++;
-			continue;
-		}
-		ext[n++] = (struct heap_extent){ e->off, e->asize, i };
-	}
+		return CXL_ENOMEM;
 	/* keep the first of any overlapping pair */
-	qsort(ext, n, sizeof(*ext), cxl_extent_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (kept &&
 		    ext[i].off < ext[kept - 1].off + ext[kept - 1].asize) {
