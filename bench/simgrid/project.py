@@ -232,7 +232,7 @@ def crossover(ranks: list[int], cxl: dict[int, float],
     both = [r for r in ranks if r in cxl and r in ib]
     if not both:
         return "no common points"
-    mine = "pods" if cx.startswith("pods") else "CXL switch"
+    mine = "pod platform" if cx.startswith("pods") else "CXL switch"
     faster = ["cxl" if cxl[r] < ib[r] else "ib" for r in both]
     changes = [(both[i - 1], both[i]) for i in range(1, len(both))
                if faster[i] != faster[i - 1]]
