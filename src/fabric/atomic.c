@@ -237,8 +237,8 @@ static void apply(int dt, int op, void *x, const void *v, const void *c,
 
 /* ---- target ------------------------------------------------------------ */
 
-void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
-			  const uint8_t *m, size_t n)
+int cxlfi_atomic_exec(struct cxlfi_ep *ep, const uint8_t *m, size_t n,
+		      uint64_t *rid, uint8_t **result, size_t *reslen)
 {
 	cxl_pool *pool = ep->dom->pool;
 	struct atomic_req q;
@@ -247,20 +247,23 @@ void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	bool in_pool;
 	int err = 0;
 
+	*result = NULL;
+	*reslen = 0;
 	if (n < sizeof(q))
-		goto bad;
+		return -1;
 	memcpy(&q, m, sizeof(q));
+	*rid = q.rid;
 	/* everything in the request is the peer's word: check it all */
 	if (q.kind > K_COMPARE || q.zero ||
 	    valid(ep->cell_payload, q.kind, q.datatype, q.op, &max) ||
 	    !q.count || q.count > max)
-		goto bad;
+		return -1;
 	sz = dt_size(q.datatype);
 	len = (size_t)q.count * sz;
 	want = sizeof(q) + (q.op == FI_ATOMIC_READ ? 0 : len) +
 	       (q.kind == K_COMPARE ? len : 0);
 	if (n != want)
-		goto bad;
+		return -1;
 	p = cxlfi_mr_target(ep->dom, q.key, q.addr, len,
 			    FI_REMOTE_WRITE |
 				    (q.kind != K_WRITE ? FI_REMOTE_READ : 0),
@@ -271,18 +274,15 @@ void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			   "bytes: %s\n",
 			   (unsigned long long)q.key,
 			   (unsigned long long)q.addr, len, fi_strerror(err));
-		cxlfi_rma_answer(ep, pe, CXLFI_TX_ATOMRSP, q.rid, NULL, 0, true,
-				 err);
-		return;
+		return err;
 	}
 	/* aligned copies: the region and the message need not be */
 	cur = malloc(len);
 	old = malloc(len);
 	ops = malloc(2 * len);
 	if (!cur || !old || !ops) {
-		cxlfi_rma_answer(ep, pe, CXLFI_TX_ATOMRSP, q.rid, NULL, 0, true,
-				 FI_ENOMEM);
-		goto out;
+		free(cur), free(old), free(ops);
+		return FI_ENOMEM;
 	}
 	memcpy(ops, m + sizeof(q), n - sizeof(q));
 	/* a region in the pool: read what direct writers put there, and
@@ -302,22 +302,53 @@ void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		}
 	}
 	cxlfi_stats.atomics++;
-	/* old is ours only until we return: the answer copies it */
-	cxlfi_rma_answer(ep, pe, CXLFI_TX_ATOMRSP, q.rid, old,
-			 q.kind == K_WRITE ? 0 : len, true, 0);
 	/* the region's bound counter: as the endpoint's remote counters */
 	cxlfi_mr_count(ep->dom, q.key,
 		       q.kind == K_WRITE ? FI_REMOTE_WRITE : FI_REMOTE_READ);
-out:
-	free(cur), free(old), free(ops);
-	return;
-bad:
-	CXLFI_WARN(FI_LOG_EP_DATA,
-		   "malformed atomic request from endpoint %u dropped\n",
-		   pe->index);
+	free(cur), free(ops);
+	if (q.kind == K_WRITE) {
+		free(old);
+		return 0;
+	}
+	*result = old;
+	*reslen = len;
+	return 0;
+}
+
+void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			  const uint8_t *m, size_t n)
+{
+	uint8_t *old;
+	size_t len;
+	uint64_t rid;
+	int err = cxlfi_atomic_exec(ep, m, n, &rid, &old, &len);
+
+	if (err < 0) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "malformed atomic request from endpoint %u "
+			   "dropped\n",
+			   pe->index);
+		return;
+	}
+	/* old is ours only until we return: the answer copies it */
+	cxlfi_rma_answer(ep, pe, CXLFI_TX_ATOMRSP, rid, old, len, true, err);
+	free(old);
 }
 
 /* ---- origin ------------------------------------------------------------ */
+
+/* The request message: header, operand (but for FI_ATOMIC_READ), then
+ * the compare values (compare kind). */
+static void fill_request(uint8_t *msg, const struct atomic_req *q,
+			 const void *buf, const void *compare, size_t len,
+			 size_t n, int op, int kind)
+{
+	memcpy(msg, q, sizeof(*q));
+	if (op != FI_ATOMIC_READ)
+		memcpy(msg + sizeof(*q), buf, len);
+	if (kind == K_COMPARE)
+		memcpy(msg + n - len, compare, len);
+}
 
 static ssize_t do_atomic(struct fid_ep *fep, int kind, const void *buf,
 			 size_t count, const void *compare, void *result,
@@ -344,6 +375,20 @@ static ssize_t do_atomic(struct fid_ep *fep, int kind, const void *buf,
 	if (!(msg = malloc(n)))
 		return -FI_ENOMEM;
 	cxlfi_dom_lock(ep->dom);
+	if (ep->enabled && cxlfi_av_is_net(ep->av, dest)) {
+		/* outside the pool: over the network link (netrma.c) */
+		q = (struct atomic_req){ .key = key,
+					 .addr = addr,
+					 .count = (uint32_t)count,
+					 .datatype = (uint8_t)dt,
+					 .op = (uint8_t)op,
+					 .kind = (uint8_t)kind };
+		fill_request(msg, &q, buf, compare, len, n, op, kind);
+		rc = cxlfi_netrma_atomic(
+			ep, dest, msg, n, result, kind == K_WRITE ? 0 : len,
+			kind != K_WRITE, cxlfi_tx_flags(ep, flags), ctx);
+		goto out;
+	}
 	if ((rc = cxlfi_rma_peer(ep, dest, &pe)))
 		goto out;
 	if (!(rq = cxlfi_rdreq_new(ep, pe, result, kind == K_WRITE ? 0 : len,
@@ -358,11 +403,7 @@ static ssize_t do_atomic(struct fid_ep *fep, int kind, const void *buf,
 				 .datatype = (uint8_t)dt,
 				 .op = (uint8_t)op,
 				 .kind = (uint8_t)kind };
-	memcpy(msg, &q, sizeof(q));
-	if (op != FI_ATOMIC_READ)
-		memcpy(msg + sizeof(q), buf, len);
-	if (kind == K_COMPARE)
-		memcpy(msg + n - len, compare, len);
+	fill_request(msg, &q, buf, compare, len, n, op, kind);
 	rc = cxlfi_rdreq_post(ep, pe, rq, CXLFI_TX_ATOMREQ, msg, n);
 out:
 	cxlfi_dom_unlock(ep->dom);

@@ -180,8 +180,10 @@ static int av_insert(struct fid_av *fav, const void *addr, size_t count,
 			if (net) {
 				e->net = true;
 				e->netlen = (uint8_t)r.pad;
+				/* the whole network part: the address, then
+				 * the RMA port where it fits (netpath.c) */
 				memcpy(e->netname, a + i * alen + sizeof(in),
-				       e->netlen);
+				       CXLFI_NET_NAME_MAX);
 			}
 			fa = av->count++;
 			if (!net && r.index < rv->n)
@@ -266,7 +268,7 @@ static int av_lookup(struct fid_av *fav, fi_addr_t fa, void *addr,
 		struct cxlfi_netaddr full = { .a = av->tab[fa].addr };
 		size_t len = cxlfi_addrlen();
 
-		memcpy(full.net, av->tab[fa].netname, av->tab[fa].netlen);
+		memcpy(full.net, av->tab[fa].netname, sizeof(full.net));
 		memcpy(addr, &full, n < len ? n : len);
 		*addrlen = len;
 	}

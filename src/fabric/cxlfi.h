@@ -250,10 +250,28 @@ int cxlfi_netpath_av_insert(struct cxlfi_av *av, fi_addr_t fa);
 ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 			   size_t len, uint64_t tag, uint64_t data,
 			   uint64_t flags, void *context);
+/* netrma.c: RMA and atomics to peers outside the pool, over the link's
+ * RMA endpoint (domain lock held) */
+int cxlfi_netrma_open(struct cxlfi_ep *ep);
+void cxlfi_netrma_close(struct cxlfi_ep *ep);
+void cxlfi_netrma_progress(struct cxlfi_ep *ep);
+ssize_t cxlfi_netrma_write(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
+			   size_t len, uint64_t addr, uint64_t key,
+			   uint64_t flags, void *ctx);
+ssize_t cxlfi_netrma_read(struct cxlfi_ep *ep, fi_addr_t src, void *buf,
+			  size_t len, uint64_t addr, uint64_t key,
+			  uint64_t flags, void *ctx);
+/* req: atomic.c's request message, n bytes; result gets reslen bytes */
+ssize_t cxlfi_netrma_atomic(struct cxlfi_ep *ep, fi_addr_t dest,
+			    const void *req, size_t n, void *result,
+			    size_t reslen, bool fetch, uint64_t flags,
+			    void *ctx);
 static inline void cxlfi_netpath_progress(struct cxlfi_ep *ep)
 {
-	if (ep->net_peers)
-		cxlfi_net_progress(ep->net);
+	if (!ep->net_peers)
+		return;
+	cxlfi_net_progress(ep->net);
+	cxlfi_netrma_progress(ep);
 }
 /* recv.c: the owner side of our receive queue for the link, and the end
  * of a receive the link filled (err: 0, FI_ETRUNC or the failure) */
@@ -378,6 +396,12 @@ ssize_t cxlfi_rdreq_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 extern struct fi_ops_atomic cxlfi_atomic_ops;
 void cxlfi_atomic_request(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			  const uint8_t *m, size_t n);
+/* Execute the atomic request m (n bytes, the peer's word: checked): 0
+ * with the prior values in *result (malloc'd, *reslen bytes; none for a
+ * non-fetching kind), an FI_* error to answer with, or -1 when m is
+ * malformed. *rid is the request's. */
+int cxlfi_atomic_exec(struct cxlfi_ep *ep, const uint8_t *m, size_t n,
+		      uint64_t *rid, uint8_t **result, size_t *reslen);
 int cxlfi_query_atomic(struct fid_domain *domain, enum fi_datatype dt,
 		       enum fi_op op, struct fi_atomic_attr *attr,
 		       uint64_t flags);

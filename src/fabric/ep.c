@@ -289,6 +289,11 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 		a.a.reserved = CXLFI_ADDR_NET;
 		a.a.pad = (uint32_t)ep->net->namelen;
 		memcpy(a.net, ep->net->name, ep->net->namelen);
+		/* the RMA endpoint's port after it, where it fits */
+		if (ep->net->namelen + sizeof(ep->net->rma_port) <=
+		    sizeof(a.net))
+			memcpy(a.net + ep->net->namelen, &ep->net->rma_port,
+			       sizeof(ep->net->rma_port));
 	}
 	*addrlen = cxlfi_addrlen();
 	if (n < *addrlen)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <netinet/in.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -76,6 +77,48 @@ static struct fi_info *net_hints(const char *prov)
 			goto fail;                                            \
 		}                                                             \
 	} while (0)
+
+bool cxlfi_net_rma_name(const void *name, size_t namelen, uint16_t port,
+			void *out)
+{
+	struct sockaddr_in a;
+
+	if (namelen != sizeof(a) || !port)
+		return false;
+	memcpy(&a, name, sizeof(a));
+	if (a.sin_family != AF_INET)
+		return false;
+	a.sin_port = port;
+	memcpy(out, &a, sizeof(a));
+	return true;
+}
+
+/* The RMA endpoint: on the same domain, with an AV, a CQ and a receive
+ * queue of its own. Where it cannot be opened, or its address is not our
+ * message address with another port, the link has none (rma_port 0) and
+ * RMA to network peers is refused (netrma.c). */
+static void rma_open(struct cxlfi_net *n)
+{
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr ava = { .type = FI_AV_TABLE };
+	struct sockaddr_in me, it;
+	size_t len = sizeof(it);
+
+	if (n->namelen != sizeof(me))
+		return;
+	memcpy(&me, n->name, sizeof(me));
+	if (fi_av_open(n->domain, &ava, &n->rma_av, NULL) ||
+	    fi_cq_open(n->domain, &cqa, &n->rma_cq, NULL) ||
+	    fi_endpoint(n->domain, n->info, &n->rma_ep, NULL) ||
+	    fi_ep_bind(n->rma_ep, &n->rma_av->fid, 0) ||
+	    fi_ep_bind(n->rma_ep, &n->rma_cq->fid, FI_TRANSMIT | FI_RECV) ||
+	    fi_enable(n->rma_ep) || fi_getname(&n->rma_ep->fid, &it, &len) ||
+	    len != sizeof(it) || me.sin_family != AF_INET ||
+	    it.sin_family != AF_INET ||
+	    me.sin_addr.s_addr != it.sin_addr.s_addr)
+		return;
+	n->rma_port = it.sin_port;
+}
 
 int cxlfi_net_open(const char *prov, const struct cxlfi_net_owner *owner,
 		   struct cxlfi_net **out, char *why, size_t whylen)
@@ -157,6 +200,7 @@ int cxlfi_net_open(const char *prov, const struct cxlfi_net_owner *owner,
 		goto fail;
 	}
 	STEP(rc, "fi_getname");
+	rma_open(n);
 	*out = n;
 	return 0;
 fail:
@@ -170,7 +214,14 @@ void cxlfi_net_close(struct cxlfi_net *n)
 {
 	if (!n)
 		return;
-	/* endpoint first: it holds the CQs, the AV and the receive queue */
+	/* endpoints first: they hold the CQs, the AVs and the receive
+	 * queue */
+	if (n->rma_ep)
+		fi_close(&n->rma_ep->fid);
+	if (n->rma_cq)
+		fi_close(&n->rma_cq->fid);
+	if (n->rma_av)
+		fi_close(&n->rma_av->fid);
 	if (n->ep)
 		fi_close(&n->ep->fid);
 	if (n->srx)

@@ -42,6 +42,14 @@ struct cxlfi_net {
 	struct fid_ep *ep;
 	uint8_t name[CXLFI_NET_ADDR_MAX];
 	size_t namelen;
+	/* a second endpoint of our own for RMA and atomics (netrma.c): its
+	 * own AV, CQ and receive queue; its address is ours but for the
+	 * port (rma_port, network order), so an IPv4 address of 16 bytes
+	 * carries both (0: none, RMA refused) */
+	struct fid_ep *rma_ep;
+	struct fid_av *rma_av;
+	struct fid_cq *rma_cq;
+	uint16_t rma_port;
 };
 
 /* True when the libfabric that loaded us has the peer API layouts of
@@ -65,5 +73,11 @@ int cxlfi_net_insert(struct cxlfi_net *n, const void *name, size_t namelen,
 /* Progress: completions go to the owner's CQs, unexpected messages to
  * its receive queue. */
 void cxlfi_net_progress(struct cxlfi_net *n);
+
+/* The RMA endpoint's address of a peer whose message address is name
+ * (namelen bytes) and whose RMA port is port: a copy of name with the
+ * port replaced; false if name is not an IPv4 socket address. */
+bool cxlfi_net_rma_name(const void *name, size_t namelen, uint16_t port,
+			void *out);
 
 #endif

@@ -110,12 +110,18 @@ static int map_insert(struct cxlfi_ep *ep, fi_addr_t fa)
 
 		while (n <= fa)
 			n *= 2;
+		fi_addr_t *r;
+
 		m = realloc(ep->net_map, n * sizeof(*m));
 		if (!m)
 			return -FI_ENOMEM;
-		for (size_t i = ep->net_map_n; i < n; i++)
-			m[i] = FI_ADDR_NOTAVAIL;
 		ep->net_map = m;
+		r = realloc(ep->net_rma_map, n * sizeof(*r));
+		if (!r)
+			return -FI_ENOMEM;
+		ep->net_rma_map = r;
+		for (size_t i = ep->net_map_n; i < n; i++)
+			m[i] = r[i] = FI_ADDR_NOTAVAIL;
 		ep->net_map_n = n;
 	}
 	rc = cxlfi_net_insert(ep->net, e->netname, e->netlen, fa, &na);
@@ -131,6 +137,18 @@ static int map_insert(struct cxlfi_ep *ep, fi_addr_t fa)
 	if (ep->net_map[fa] == FI_ADDR_NOTAVAIL)
 		ep->net_peers++;
 	ep->net_map[fa] = na;
+	/* its RMA endpoint: our message address's form, its port (the two
+	 * bytes after the address); none, and RMA to it is refused */
+	if (ep->net->rma_port) {
+		uint16_t port;
+		uint8_t rname[CXLFI_NET_NAME_MAX];
+
+		memcpy(&port, e->netname + e->netlen, sizeof(port));
+		if (e->netlen + sizeof(port) <= CXLFI_NET_NAME_MAX &&
+		    cxlfi_net_rma_name(e->netname, e->netlen, port, rname) &&
+		    fi_av_insert(ep->net->rma_av, rname, 1, &na, 0, NULL) == 1)
+			ep->net_rma_map[fa] = na;
+	}
 	return 0;
 }
 
@@ -210,6 +228,8 @@ int cxlfi_netpath_open(struct cxlfi_ep *ep)
 		ep->net = NULL;
 		return -FI_ETOOSMALL;
 	}
+	if ((rc = cxlfi_netrma_open(ep)))
+		return rc;
 	/* the peers inserted before we were bound or enabled */
 	for (fi_addr_t fa = 0; ep->av && fa < ep->av->count; fa++)
 		if (ep->av->tab[fa].valid && ep->av->tab[fa].net &&
@@ -224,6 +244,7 @@ void cxlfi_netpath_close(struct cxlfi_ep *ep)
 		return;
 	cxlfi_net_close(ep->net);
 	ep->net = NULL;
+	cxlfi_netrma_close(ep);
 	/* sends the link never completed: nothing reports them now */
 	while (ep->net_tx) {
 		struct cxlfi_nettx *t = ep->net_tx;
@@ -232,7 +253,8 @@ void cxlfi_netpath_close(struct cxlfi_ep *ep)
 		free(t);
 	}
 	free(ep->net_map);
-	ep->net_map = NULL;
+	free(ep->net_rma_map);
+	ep->net_map = ep->net_rma_map = NULL;
 	ep->net_map_n = ep->net_peers = 0;
 }
 

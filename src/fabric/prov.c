@@ -98,6 +98,10 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 static bool probe_ref;
 static pid_t pool_pid; /* the process that attached pool */
 
+/* the private pool of a network-only host (netonly_opts) */
+static int netonly_fd = -1;
+static char netonly_dir[64];
+
 /*
  * The attachment we keep is no longer the one the environment names: the
  * process forked (the handle, its flocks and its slot are the parent's),
@@ -108,7 +112,10 @@ static pid_t pool_pid; /* the process that attached pool */
  */
 static int drop_stale(const struct cxl_pool_opts *o)
 {
-	if (!pool || cxl_pool_matches(pool, o))
+	/* a network-only host's private pool is our memfd, which nothing
+	 * can remove or replace (and whose /proc path has no real path) */
+	if (!pool || (netonly_fd >= 0 && pool_pid == getpid()) ||
+	    cxl_pool_matches(pool, o))
 		return 0;
 	if (pool_pid != getpid()) {
 		pool = NULL;
@@ -139,8 +146,6 @@ static int drop_stale(const struct cxl_pool_opts *o)
  * run directory that cleanup removes. Its uuid is this process's alone,
  * so every peer is reached through the network link.
  */
-static int netonly_fd = -1;
-static char netonly_dir[64];
 
 static int netonly_opts(struct cxl_pool_opts *o)
 {

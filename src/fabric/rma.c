@@ -324,6 +324,12 @@ static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
 	    ((flags & FI_INJECT) && len > cxlfi_params.inject_size))
 		return -FI_EMSGSIZE; /* fi_info's inject_size */
 	cxlfi_dom_lock(ep->dom);
+	if (ep->enabled && cxlfi_av_is_net(ep->av, dest)) {
+		/* outside the pool: over the network link (netrma.c) */
+		rc = cxlfi_netrma_write(ep, dest, buf, len, addr, key,
+					cxlfi_tx_flags(ep, flags), ctx);
+		goto out;
+	}
 	if ((rc = cxlfi_rma_peer(ep, dest, &pe)))
 		goto out;
 	flags = cxlfi_tx_flags(ep, flags);
@@ -412,6 +418,11 @@ static ssize_t do_read(struct fid_ep *fep, void *buf, size_t len, fi_addr_t src,
 	if (len > CXLFI_MAX_MSG)
 		return -FI_EMSGSIZE;
 	cxlfi_dom_lock(ep->dom);
+	if (ep->enabled && cxlfi_av_is_net(ep->av, src)) {
+		rc = cxlfi_netrma_read(ep, src, buf, len, addr, key,
+				       cxlfi_tx_flags(ep, flags), ctx);
+		goto out;
+	}
 	if ((rc = cxlfi_rma_peer(ep, src, &pe)))
 		goto out;
 	flags = cxlfi_tx_flags(ep, flags);

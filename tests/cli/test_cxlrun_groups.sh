@@ -4,7 +4,7 @@
 # own, --no-pool adds hosts without a pool; the provider carries what
 # crosses groups over its network link (FI_CXL_NET=tcp;ofi_rxm).
 #
-#   test_cxlrun_groups.sh CXLRUN PINGPONG [OMPI_PINGPONG]
+#   test_cxlrun_groups.sh CXLRUN PINGPONG SUITE [OMPI_PINGPONG OMPI_SUITE]
 #
 # PINGPONG is tests/mpi/mpi_pingpong.c (ranks 0 and 1 exchange every size
 # with its data checked; the others only join MPI_Init/Finalize). Checks,
@@ -16,9 +16,12 @@
 #     is up (FI_CXL_NET set) but the two ranks share a pool: net_sent 0
 #     and net_recv 0 on both, all messages through the pool;
 #   - the first case without namespaces (cxlrun's fallback without
-#     root), and under Open MPI when its build is given.
+#     root), and under Open MPI when its build is given;
+#   - SUITE (tests/mpi/mpi_suite.c: point-to-point, collectives,
+#     communicators, one-sided with fence and lock) on 5 ranks in groups
+#     of 2 and 2 and one host without a pool, under MPICH and Open MPI.
 set -uo pipefail
-CXLRUN=$1 PINGPONG=$2 OPINGPONG=${3:-}
+CXLRUN=$1 PINGPONG=$2 SUITE=$3 OPINGPONG=${4:-} OSUITE=${5:-}
 export CXLRUN_DIR
 CXLRUN_DIR=$(mktemp -d /tmp/cxlrun-groups.XXXXXX)
 work=$(mktemp -d /tmp/cxlrun-groups-out.XXXXXX)
@@ -77,5 +80,20 @@ echo "ok: within one pool: sent $(fields "$work/within" sent | tr '\n' ' '); net
 if [ -n "$OPINGPONG" ]; then
 	across ompi --mpi ompi "$OPINGPONG"
 fi
+
+suite() { # name, cxlrun args...
+	local name=$1
+	shift
+	timeout -k 5 300 "$CXLRUN" "${envs[@]}" --groups 2,2 --no-pool 1 -n 5 \
+		"$@" >"$work/$name" 2>&1
+	if grep -q "mpi_suite: [0-9]* passed, 0 failed" "$work/$name"; then
+		ok true
+		echo "ok: $name: $(grep -m1 'mpi_suite:' "$work/$name")"
+	else
+		bad "$name: $(tail -5 "$work/$name")"
+	fi
+}
+suite suite-mpich "$SUITE"
+[ -n "$OSUITE" ] && suite suite-ompi --mpi ompi "$OSUITE"
 
 check_done test_cxlrun_groups

@@ -10,21 +10,29 @@
  *  - one receive queue: a multi-receive buffer takes network messages
  *    in slices and reports its release (FI_MULTI_RECV);
  *  - FI_PEEK and FI_CLAIM on a message the network provider holds;
- *  - RMA to a peer in another pool fails with FI_EOPNOTSUPP;
+ *  - RMA writes and reads of 200 KiB and atomics (sum, fetch) into the
+ *    other's region, and a bad key answered with FI_EKEYREJECTED;
  *  - both ways; the FI_CXL_STATS counts say the traffic took the link.
  * --same-pool: both in one pool, FI_CXL_NET still set: the same traffic
  * never touches the link (net_sent 0).
  * --net-only: the receiver has no CXL_POOL (a host without a pool): it
  * runs network-only, on a private pool of its own.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <rdma/fi_atomic.h>
+
 #include "fitest.h"
 
 #define BIG (64u << 10)
+/* the receiver's RMA region: a counter at 0, data after it */
+#define RMA_KEY 0x51
+#define RMA_OFF 1000u
+#define RMA_LEN (200u << 10)
 
 static uint8_t pat(uint64_t seed, size_t i)
 {
@@ -170,12 +178,43 @@ static void sender(void)
 		CHECK(src == f.peer);
 		CHECK(!memcmp(buf, "reverse", 8));
 	}
-	/* 7: RMA to a peer in another pool is refused */
-	if (!same_pool) {
-		ssize_t rc = fi_write(f.ep, small, 8, NULL, f.peer, 0, 0, NULL);
+	/* 7: RMA and atomics into the receiver's region (over the link's
+	 * RMA endpoint in two pools, through the pool in one) */
+	sync_peer(); /* its region is registered */
+	{
+		static uint8_t out[RMA_LEN], back[RMA_LEN];
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		uint64_t add = 5, old = 0;
+		int rc;
 
-		CHECK(rc == -FI_EOPNOTSUPP);
+		fill(out, sizeof(out), 30);
+		CHECK(fi_write(f.ep, out, sizeof(out), NULL, f.peer, RMA_OFF,
+			       RMA_KEY, (void *)21) == 0);
+		e = wait_one("RMA write", NULL);
+		CHECK(e.op_context == (void *)21 && (e.flags & FI_WRITE));
+		CHECK(fi_read(f.ep, back, sizeof(back), NULL, f.peer, RMA_OFF,
+			      RMA_KEY, (void *)22) == 0);
+		e = wait_one("RMA read", NULL);
+		CHECK(e.op_context == (void *)22 && (e.flags & FI_READ));
+		CHECK(same(back, sizeof(back), 30));
+		CHECK(fi_atomic(f.ep, &add, 1, NULL, f.peer, 0, RMA_KEY,
+				FI_UINT64, FI_SUM, (void *)23) == 0);
+		e = wait_one("atomic", NULL);
+		CHECK(e.op_context == (void *)23 && (e.flags & FI_ATOMIC));
+		CHECK(fi_fetch_atomic(f.ep, &add, 1, NULL, &old, NULL, f.peer,
+				      0, RMA_KEY, FI_UINT64, FI_SUM,
+				      (void *)24) == 0);
+		e = wait_one("fetching atomic", NULL);
+		CHECK(e.op_context == (void *)24 && old == 1000 + 5);
+		/* a key the target never registered: an error completion */
+		CHECK(fi_write(f.ep, out, 8, NULL, f.peer, 0, RMA_KEY + 1,
+			       (void *)25) == 0);
+		fi_phase = "RMA with a bad key";
+		rc = fi_wait_cq(&f, &e, &err, NULL, 30);
+		CHECK(rc == -FI_EKEYREJECTED && err.op_context == (void *)25);
 	}
+	sync_peer(); /* done: it checks its region */
 	sync_peer();
 }
 
@@ -292,6 +331,33 @@ static void receiver(void)
 	sync_peer();
 	send_one(0, buf, sizeof(buf), 4, 0, (void *)18);
 	(void)wait_one("reverse send", NULL);
+
+	/* 7: our region, the target of the sender's RMA and atomics: we
+	 * only progress until it says it is done */
+	{
+		static uint8_t region[RMA_OFF + RMA_LEN];
+		struct fid_mr *mr;
+		struct pollfd pfd = { .fd = from_peer, .events = POLLIN };
+		uint64_t v = 1000;
+		char c;
+
+		memcpy(region, &v, sizeof(v));
+		TRY(fi_mr_reg(f.domain, region, sizeof(region),
+			      FI_REMOTE_READ | FI_REMOTE_WRITE, 0, RMA_KEY, 0,
+			      &mr, NULL));
+		sync_peer();
+		while (poll(&pfd, 1, 0) == 0) {
+			struct fi_cq_tagged_entry x;
+
+			(void)fi_cq_read(f.cq, &x, 1);
+		}
+		REQUIRE(read(from_peer, &c, 1) == 1);
+		REQUIRE(write(to_peer, &c, 1) == 1);
+		memcpy(&v, region, sizeof(v));
+		CHECK(v == 1000 + 5 + 5);
+		CHECK(same(region + RMA_OFF, RMA_LEN, 30));
+		TRY(fi_close(&mr->fid));
+	}
 	sync_peer();
 }
 
@@ -305,7 +371,9 @@ static void setup(int rank, const struct tpool *tp)
 		unsetenv("CXL_POOL");
 		unsetenv("CXL_RUNDIR");
 	}
-	fi_test_open(&f, rank, FI_MULTI_RECV | FI_RMA);
+	fi_test_open(&f, rank,
+		     FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |
+			     FI_REMOTE_READ | FI_REMOTE_WRITE);
 	CHECK(f.info->src_addrlen == 64);
 	TRY(fi_getname(&f.ep->fid, name, &len));
 	CHECK(len == 64);
