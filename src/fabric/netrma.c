@@ -456,57 +456,53 @@ static ssize_t post_done(struct netrma_op *op, int rc)
 	return 0;
 }
 
-ssize_t cxlfi_netrma_write(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
-			   size_t len, uint64_t addr, uint64_t key,
-			   uint64_t flags, void *ctx)
+/* A write (data: the source) or a read (data: the destination) of len
+ * bytes at addr of region key, in chunks of at most NETRMA_CHUNK. */
+static ssize_t chunked(struct cxlfi_ep *ep, fi_addr_t peer, bool write,
+		       void *data, size_t len, uint64_t addr, uint64_t key,
+		       uint64_t flags, void *ctx)
 {
 	struct netrma_op *op;
 	fi_addr_t dst;
 	int rc;
 
-	if ((rc = rma_dst(ep, dest, &dst)))
+	if ((rc = rma_dst(ep, peer, &dst)))
 		return rc;
-	if (!(op = op_new(ep, NULL, len, flags, ctx, FI_RMA | FI_WRITE,
-			  ep->wr_cntr)))
+	if (!(op = op_new(ep, write ? NULL : data, len, flags, ctx,
+			  FI_RMA | (write ? FI_WRITE : FI_READ),
+			  write ? ep->wr_cntr : ep->rd_cntr)))
 		return -FI_ENOMEM;
+	/* one chunk at least: a write of 0 bytes is still an operation */
 	for (size_t off = 0; !rc && (off < len || !off); off += NETRMA_CHUNK) {
 		size_t n = len - off < NETRMA_CHUNK ? len - off : NETRMA_CHUNK;
-		struct frame_hdr h = {
-			.op = NR_WRITE, .key = key, .addr = addr + off, .len = n
-		};
+		struct frame_hdr h = { .op = write ? NR_WRITE : NR_READ,
+				       .key = key,
+				       .addr = addr + off,
+				       .len = n };
 
-		rc = post_chunk(op, dst, &h, (const uint8_t *)buf + off, n, off,
-				n);
+		rc = post_chunk(op, dst, &h,
+				write ? (const uint8_t *)data + off : NULL,
+				write ? n : 0, off, n);
 		if (!len)
 			break;
 	}
 	return post_done(op, rc);
 }
 
+ssize_t cxlfi_netrma_write(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
+			   size_t len, uint64_t addr, uint64_t key,
+			   uint64_t flags, void *ctx)
+{
+	/* the source is only read: the frames copy it */
+	return chunked(ep, dest, true, (void *)(uintptr_t)buf, len, addr, key,
+		       flags, ctx);
+}
+
 ssize_t cxlfi_netrma_read(struct cxlfi_ep *ep, fi_addr_t src, void *buf,
 			  size_t len, uint64_t addr, uint64_t key,
 			  uint64_t flags, void *ctx)
 {
-	struct netrma_op *op;
-	fi_addr_t dst;
-	int rc;
-
-	if ((rc = rma_dst(ep, src, &dst)))
-		return rc;
-	if (!(op = op_new(ep, buf, len, flags, ctx, FI_RMA | FI_READ,
-			  ep->rd_cntr)))
-		return -FI_ENOMEM;
-	for (size_t off = 0; !rc && (off < len || !off); off += NETRMA_CHUNK) {
-		size_t n = len - off < NETRMA_CHUNK ? len - off : NETRMA_CHUNK;
-		struct frame_hdr h = {
-			.op = NR_READ, .key = key, .addr = addr + off, .len = n
-		};
-
-		rc = post_chunk(op, dst, &h, NULL, 0, off, n);
-		if (!len)
-			break;
-	}
-	return post_done(op, rc);
+	return chunked(ep, src, false, buf, len, addr, key, flags, ctx);
 }
 
 ssize_t cxlfi_netrma_atomic(struct cxlfi_ep *ep, fi_addr_t dest,
