@@ -210,32 +210,25 @@ fail:
 
 #undef STEP
 
+#define FID(p) ((p) ? &(p)->fid : NULL)
+
 void cxlfi_net_close(struct cxlfi_net *n)
 {
 	if (!n)
 		return;
 	/* endpoints first: they hold the CQs, the AVs and the receive
-	 * queue */
-	if (n->rma_ep)
-		fi_close(&n->rma_ep->fid);
-	if (n->rma_cq)
-		fi_close(&n->rma_cq->fid);
-	if (n->rma_av)
-		fi_close(&n->rma_av->fid);
-	if (n->ep)
-		fi_close(&n->ep->fid);
-	if (n->srx)
-		fi_close(&n->srx->fid);
-	if (n->rx_cq && n->rx_cq != n->tx_cq)
-		fi_close(&n->rx_cq->fid);
-	if (n->tx_cq)
-		fi_close(&n->tx_cq->fid);
-	if (n->av)
-		fi_close(&n->av->fid);
-	if (n->domain)
-		fi_close(&n->domain->fid);
-	if (n->fabric)
-		fi_close(&n->fabric->fid);
+	 * queue; the domain and fabric last */
+	struct fid *order[] = {
+		FID(n->rma_ep), FID(n->rma_cq),
+		FID(n->rma_av), FID(n->ep),
+		FID(n->srx),	n->rx_cq != n->tx_cq ? FID(n->rx_cq) : NULL,
+		FID(n->tx_cq),	FID(n->av),
+		FID(n->domain), FID(n->fabric),
+	};
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (order[i])
+			fi_close(order[i]);
 	if (n->info)
 		fi_freeinfo(n->info);
 	free(n);
