@@ -17,6 +17,8 @@
  * never touches the link (net_sent 0).
  * --net-only: the receiver has no CXL_POOL (a host without a pool): it
  * runs network-only, on a private pool of its own.
+ * --mode M: the pools' coherence mode (coherent by default; emulated,
+ * the non-coherent emulation, for the pool path of --same-pool).
  */
 #include <poll.h>
 #include <stdio.h>
@@ -60,6 +62,7 @@ static bool same(const uint8_t *b, size_t n, uint64_t seed)
 static struct fi f;
 static int to_peer, from_peer;
 static bool same_pool, net_only;
+static enum cxl_coh_mode mode = CXL_COH_COHERENT; /* --mode */
 
 static void sync_peer(void)
 {
@@ -366,7 +369,7 @@ static void setup(int rank, const struct tpool *tp)
 	char name[64], peer[64];
 	size_t len = sizeof(name);
 
-	fi_test_env(tp, CXL_COH_COHERENT);
+	fi_test_env(tp, mode);
 	if (net_only && rank == 1) { /* a host without a pool */
 		unsetenv("CXL_POOL");
 		unsetenv("CXL_RUNDIR");
@@ -448,6 +451,7 @@ int main(int argc, char **argv)
 
 	same_pool = argc > 1 && !strcmp(argv[1], "--same-pool");
 	net_only = argc > 1 && !strcmp(argv[1], "--net-only");
+	mode = targ_mode(argc, argv);
 	setenv("FI_CXL_NET", "tcp;ofi_rxm", 1);
 	setenv("FI_CXL_STATS", "1", 1);
 	tpool_init(&p.tp[0], "finet0");
