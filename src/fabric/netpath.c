@@ -12,16 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cxlfi.h"
+#include "proto.h"
 
 /* A send on the link that reports: what the user asked for, and the
  * endpoint whose counters and statistics it moves. */
 struct cxlfi_nettx {
 	struct cxlfi_nettx *prev, *next; /* the endpoint's outstanding */
 	struct cxlfi_ep *ep;
-	void *context;
-	uint64_t flags;
-	size_t len;
+	struct cxlfi_tx tx; /* reported as a send through the pool is */
 };
 
 static void nettx_unlink(struct cxlfi_nettx *t)
@@ -36,23 +34,10 @@ static void nettx_unlink(struct cxlfi_nettx *t)
 
 static void send_done(struct cxlfi_nettx *t, int err)
 {
-	struct cxlfi_ep *ep = t->ep;
-	struct cxlfi_cq *cq = ep->tx_cq;
-	uint64_t f = FI_SEND | (t->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
-
 	nettx_unlink(t);
-	ep->reported++;
-	if (err && cq) {
-		cxlfi_cq_push_err(cq, t->context, f, 0, NULL, 0, 0, 0, err);
-	} else if (!err) {
-		cxlfi_stats.sent++;
+	if (!err)
 		cxlfi_stats.net_sent++;
-		cxlfi_stats.bytes += t->len;
-		if (t->flags & FI_COMPLETION)
-			cxlfi_cq_push(cq, t->context, f, 0, NULL, 0, 0,
-				      FI_ADDR_NOTAVAIL);
-	}
-	cxlfi_cntr_inc(ep->tx_cntr, err != 0);
+	cxlfi_tx_report(t->ep, &t->tx, err);
 	free(t);
 }
 
@@ -290,8 +275,12 @@ ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 		t = calloc(1, sizeof(*t));
 		if (!t)
 			return -FI_ENOMEM;
-		*t = (struct cxlfi_nettx){ NULL,    ep->net_tx, ep,
-					   context, flags,	len };
+		t->next = ep->net_tx;
+		t->ep = ep;
+		t->tx = (struct cxlfi_tx){ .len = len,
+					   .flags = flags,
+					   .context = context,
+					   .kind = CXLFI_TX_MSG };
 		nf |= FI_COMPLETION;
 	}
 	if (flags & FI_TAGGED) {
@@ -313,11 +302,13 @@ ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 		if (ep->net_tx)
 			ep->net_tx->prev = t;
 		ep->net_tx = t;
-	} else {
-		cxlfi_stats.sent++;
+	} else { /* an inject is done once posted */
+		struct cxlfi_tx done = { .len = len,
+					 .flags = flags,
+					 .kind = CXLFI_TX_MSG };
+
 		cxlfi_stats.net_sent++;
-		cxlfi_stats.bytes += len;
-		cxlfi_cntr_inc(ep->tx_cntr, false);
+		cxlfi_tx_report(ep, &done, 0);
 	}
 	return 0;
 }

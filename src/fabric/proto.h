@@ -82,6 +82,9 @@ void cxlfi_rx_free_all(struct cxlfi_ep *ep);
 void cxlfi_tx_pending(struct cxlfi_ep *ep);
 /* Complete (err: FI_* or 0) and free a queued or waiting send. */
 void cxlfi_tx_done(struct cxlfi_ep *ep, struct cxlfi_tx *t, int err);
+/* What a send reports when it is done (err: 0 or its failure): CQ entry
+ * or error, counter, statistics; t stays the caller's. */
+void cxlfi_tx_report(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err);
 /* Fail all we sent or asked of pe that it will never take up. */
 void cxlfi_tx_fail_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe);
 

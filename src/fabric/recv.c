@@ -216,27 +216,30 @@ static void unexp_free(struct cxlfi_ep *ep, struct cxlfi_unexp *u)
 
 /* The old sender of a half-received message is gone: fail the matched
  * receive, or drop the incomplete unexpected message. */
+/* A matched receive whose message will not arrive fails with err:
+ * reported, counted and freed. */
+static void fail_matched(struct cxlfi_ep *ep, struct cxlfi_rx *r, uint64_t tag,
+			 int err)
+{
+	if (ep->rx_cq)
+		cxlfi_cq_push_err(
+			ep->rx_cq, r->context,
+			FI_RECV | (r->flags & FI_TAGGED ? FI_TAGGED : FI_MSG),
+			0, r->buf, 0, tag, 0, err);
+	cxlfi_cntr_inc(ep->rx_cntr, true);
+	/* the slice of a multi-receive buffer: the buffer's release is
+	 * still reported when this was its last slice */
+	if (r->parent && --r->parent->inflight == 0 && r->parent->released)
+		multi_release(ep, r->parent);
+	free(r);
+}
+
 void cxlfi_rx_abort(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int err)
 {
-	if (pe->rx_cur && pe->rx_cur->kind != CXLFI_RX_MSG) {
+	if (pe->rx_cur && pe->rx_cur->kind != CXLFI_RX_MSG)
 		cxlfi_up.rma_fail_rx(ep, pe->rx_cur, err);
-	} else if (pe->rx_cur) {
-		struct cxlfi_rx *r = pe->rx_cur;
-
-		if (ep->rx_cq)
-			cxlfi_cq_push_err(ep->rx_cq, r->context,
-					  FI_RECV | (r->flags & FI_TAGGED
-							     ? FI_TAGGED
-							     : FI_MSG),
-					  0, r->buf, 0, pe->rx_tag, 0, err);
-		cxlfi_cntr_inc(ep->rx_cntr, true);
-		/* the slice of a multi-receive buffer: the buffer's release
-		 * is still reported when this was its last slice */
-		if (r->parent && --r->parent->inflight == 0 &&
-		    r->parent->released)
-			multi_release(ep, r->parent);
-		free(r);
-	}
+	else if (pe->rx_cur)
+		fail_matched(ep, pe->rx_cur, pe->rx_tag, err);
 	if (pe->ux_cur) {
 		struct cxlfi_unexp *u, *prev = NULL;
 
@@ -732,18 +735,8 @@ void cxlfi_rx_net_done(struct cxlfi_netrx *n, size_t total, uint64_t data,
 		return;
 	n->rx = NULL;
 	if (err && err != FI_ETRUNC) {
-		struct cxlfi_rx *m = r->parent;
-
-		if (ep->rx_cq)
-			cxlfi_cq_push_err(ep->rx_cq, r->context,
-					  FI_RECV |
-						  (tagged ? FI_TAGGED : FI_MSG),
-					  0, r->buf, 0, tag, 0, err);
-		cxlfi_cntr_inc(ep->rx_cntr, true);
 		ep->reported++;
-		if (m && --m->inflight == 0 && m->released)
-			multi_release(ep, m);
-		rx_put(ep, r);
+		fail_matched(ep, r, tag, err);
 		return;
 	}
 	cxlfi_stats.net_recv++;

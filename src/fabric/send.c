@@ -12,7 +12,7 @@
 
 #define TXQ_MAX 1024u /* queued sends per peer before -FI_EAGAIN */
 
-static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
+void cxlfi_tx_report(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 {
 	uint64_t f = FI_SEND | (t->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
 
@@ -61,7 +61,7 @@ static void complete_tx(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 /* Complete and free a queued or waiting send. */
 void cxlfi_tx_done(struct cxlfi_ep *ep, struct cxlfi_tx *t, int err)
 {
-	complete_tx(ep, t, err);
+	cxlfi_tx_report(ep, t, err);
 	free(t->copy);
 	free(t);
 }
@@ -167,7 +167,7 @@ ssize_t cxlfi_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		}
 		if (rc == 1) {
 			if (!q)
-				complete_tx(ep, &t, 0);
+				cxlfi_tx_report(ep, &t, 0);
 			else if (q->wait_tok <
 				 0) /* sent whole, no token taken */
 				cxlfi_tx_done(ep, q, 0);
