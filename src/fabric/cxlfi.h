@@ -255,9 +255,10 @@ ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 int cxlfi_netrma_open(struct cxlfi_ep *ep);
 void cxlfi_netrma_close(struct cxlfi_ep *ep);
 void cxlfi_netrma_progress(struct cxlfi_ep *ep);
+/* data: the remote CQ data, with FI_REMOTE_CQ_DATA in flags */
 ssize_t cxlfi_netrma_write(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 			   size_t len, uint64_t addr, uint64_t key,
-			   uint64_t flags, void *ctx);
+			   uint64_t data, uint64_t flags, void *ctx);
 ssize_t cxlfi_netrma_read(struct cxlfi_ep *ep, fi_addr_t src, void *buf,
 			  size_t len, uint64_t addr, uint64_t key,
 			  uint64_t flags, void *ctx);

@@ -305,6 +305,7 @@ ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 	} else { /* an inject is done once posted */
 		struct cxlfi_tx done = { .len = len,
 					 .flags = flags,
+					 .context = context,
 					 .kind = CXLFI_TX_MSG };
 
 		cxlfi_stats.net_sent++;

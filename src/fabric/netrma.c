@@ -7,13 +7,17 @@
  *
  *   frame = struct frame_hdr [payload]
  *   WRITE     {rid, key, addr, len} [data]  -> WRITE_ACK  {rid, err}
+ *             + {data, total} with NR_F_DATA: remote CQ data
  *   READ      {rid, key, addr, len}         -> READ_RSP   {rid, err} [data]
  *   ATOMIC    {rid} [atomic.c's request]    -> ATOMIC_RSP {rid, err} [old]
  *
  * Writes and reads go in chunks of at most NETRMA_CHUNK bytes, each its
  * own request; an operation completes at the origin when every chunk is
- * answered (delivery complete: applied at the target). Everything in a
- * frame is the peer's word and checked before use.
+ * answered (delivery complete: applied at the target). A write's remote
+ * CQ data rides on its last chunk: the link keeps send-after-send order
+ * (net.c asks for FI_ORDER_SAS), so the target reports it after every
+ * chunk is in place. Everything in a frame is the peer's word and checked
+ * before use.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +36,13 @@ enum {
 	NR_ATOMIC_RSP,
 };
 
+#define NR_F_DATA 1u /* a write's last chunk with remote CQ data */
+
 struct frame_hdr {
 	uint32_t op, err;
 	uint64_t rid, key, addr, len;
+	uint32_t flags, pad;  /* NR_F_*, requests only */
+	uint64_t data, total; /* NR_F_DATA: the CQ data, the write's length */
 };
 
 #define FRAME_MAX (sizeof(struct frame_hdr) + NETRMA_CHUNK)
@@ -198,7 +206,7 @@ static void serve(struct cxlfi_ep *ep, fi_addr_t from,
 
 	switch (h->op) {
 	case NR_WRITE:
-		if (h->len != n || n > NETRMA_CHUNK)
+		if (h->len != n || n > NETRMA_CHUNK || (h->flags & ~NR_F_DATA))
 			goto bad;
 		t = cxlfi_mr_target(ep->dom, h->key, h->addr, n,
 				    FI_REMOTE_WRITE, &err);
@@ -214,11 +222,19 @@ static void serve(struct cxlfi_ep *ep, fi_addr_t from,
 		if (t) {
 			cxlfi_mr_count(ep->dom, h->key, FI_REMOTE_WRITE);
 			cxlfi_cntr_inc(ep->rwr_cntr, false);
+			/* remote CQ data is reported at the target, as for
+			 * writes in the pool (rma.c) */
+			if ((h->flags & NR_F_DATA) && ep->rx_cq)
+				cxlfi_cq_push(ep->rx_cq, NULL,
+					      FI_RMA | FI_REMOTE_WRITE |
+						      FI_REMOTE_CQ_DATA,
+					      h->total, NULL, h->data, 0,
+					      FI_ADDR_NOTAVAIL);
 		}
 		answer(ep, from, NR_WRITE_ACK, h->rid, err, NULL, 0);
 		return;
 	case NR_READ:
-		if (n || h->len > NETRMA_CHUNK)
+		if (n || h->len > NETRMA_CHUNK || h->flags)
 			goto bad;
 		t = cxlfi_mr_target(ep->dom, h->key, h->addr, h->len,
 				    FI_REMOTE_READ, &err);
@@ -460,7 +476,7 @@ static ssize_t post_done(struct netrma_op *op, int rc)
  * bytes at addr of region key, in chunks of at most NETRMA_CHUNK. */
 static ssize_t chunked(struct cxlfi_ep *ep, fi_addr_t peer, bool write,
 		       void *data, size_t len, uint64_t addr, uint64_t key,
-		       uint64_t flags, void *ctx)
+		       uint64_t cq_data, uint64_t flags, void *ctx)
 {
 	struct netrma_op *op;
 	fi_addr_t dst;
@@ -480,6 +496,12 @@ static ssize_t chunked(struct cxlfi_ep *ep, fi_addr_t peer, bool write,
 				       .addr = addr + off,
 				       .len = n };
 
+		if (write && (flags & FI_REMOTE_CQ_DATA) && off + n >= len) {
+			h.flags = NR_F_DATA;
+			h.data = cq_data;
+			h.total = len;
+		}
+
 		rc = post_chunk(op, dst, &h,
 				write ? (const uint8_t *)data + off : NULL,
 				write ? n : 0, off, n);
@@ -491,18 +513,18 @@ static ssize_t chunked(struct cxlfi_ep *ep, fi_addr_t peer, bool write,
 
 ssize_t cxlfi_netrma_write(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 			   size_t len, uint64_t addr, uint64_t key,
-			   uint64_t flags, void *ctx)
+			   uint64_t data, uint64_t flags, void *ctx)
 {
 	/* the source is only read: the frames copy it */
 	return chunked(ep, dest, true, (void *)(uintptr_t)buf, len, addr, key,
-		       flags, ctx);
+		       data, flags, ctx);
 }
 
 ssize_t cxlfi_netrma_read(struct cxlfi_ep *ep, fi_addr_t src, void *buf,
 			  size_t len, uint64_t addr, uint64_t key,
 			  uint64_t flags, void *ctx)
 {
-	return chunked(ep, src, false, buf, len, addr, key, flags, ctx);
+	return chunked(ep, src, false, buf, len, addr, key, 0, flags, ctx);
 }
 
 ssize_t cxlfi_netrma_atomic(struct cxlfi_ep *ep, fi_addr_t dest,

@@ -326,7 +326,7 @@ static ssize_t do_write(struct fid_ep *fep, const void *buf, size_t len,
 	cxlfi_dom_lock(ep->dom);
 	if (ep->enabled && cxlfi_av_is_net(ep->av, dest)) {
 		/* outside the pool: over the network link (netrma.c) */
-		rc = cxlfi_netrma_write(ep, dest, buf, len, addr, key,
+		rc = cxlfi_netrma_write(ep, dest, buf, len, addr, key, data,
 					cxlfi_tx_flags(ep, flags), ctx);
 		goto out;
 	}

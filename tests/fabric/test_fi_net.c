@@ -10,8 +10,11 @@
  *  - one receive queue: a multi-receive buffer takes network messages
  *    in slices and reports its release (FI_MULTI_RECV);
  *  - FI_PEEK and FI_CLAIM on a message the network provider holds;
+ *  - an FI_INJECT fi_tsendmsg reports its context;
  *  - RMA writes and reads of 200 KiB and atomics (sum, fetch) into the
- *    other's region, and a bad key answered with FI_EKEYREJECTED;
+ *    other's region, a write with remote CQ data reported at the target
+ *    once, after all its chunks, and a bad key answered with
+ *    FI_EKEYREJECTED;
  *  - both ways; the FI_CXL_STATS counts say the traffic took the link.
  * --same-pool: both in one pool, FI_CXL_NET still set: the same traffic
  * never touches the link (net_sent 0).
@@ -110,6 +113,19 @@ static ssize_t do_post(void *p)
 	}
 }
 
+/* fi_tsendmsg with FI_INJECT: done once posted, yet a completion is
+ * asked for (FI_COMPLETION) and must carry the context */
+static ssize_t do_injectmsg(void *p)
+{
+	struct sendargs *a = p;
+	struct iovec iov = { (void *)a->buf, a->len };
+	struct fi_msg_tagged m = {
+		&iov, NULL, 1, f.peer, a->tag, 0, a->ctx, 0
+	};
+
+	return fi_tsendmsg(f.ep, &m, FI_INJECT | FI_COMPLETION);
+}
+
 static void send_one(int kind, const void *buf, size_t len, uint64_t tag,
 		     uint64_t data, void *ctx)
 {
@@ -168,18 +184,28 @@ static void sender(void)
 	/* 5: peeked and claimed */
 	send_one(0, pk, sizeof(pk), 9, 0, (void *)8);
 	(void)wait_one("peek send", NULL);
-	/* 6: the other way */
+	/* 6: the other way, a send and an injected sendmsg */
 	{
 		struct fi_cq_tagged_entry e;
 		fi_addr_t src;
+		char buf2[8];
+		int seen = 0;
 
 		CHECK(fi_trecv(f.ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, 4,
 			       0, (void *)9) == 0);
+		CHECK(fi_trecv(f.ep, buf2, sizeof(buf2), NULL, FI_ADDR_UNSPEC,
+			       5, 0, (void *)10) == 0);
 		sync_peer();
-		e = wait_one("reverse", &src);
-		CHECK(e.op_context == (void *)9 && e.len == 8);
-		CHECK(src == f.peer);
+		for (int i = 0; i < 2; i++) {
+			e = wait_one("reverse", &src);
+			CHECK(src == f.peer && e.len == 8);
+			seen |= e.op_context == (void *)9    ? 1
+				: e.op_context == (void *)10 ? 2
+							     : 4;
+		}
+		CHECK(seen == 3);
 		CHECK(!memcmp(buf, "reverse", 8));
+		CHECK(!memcmp(buf2, "injectd", 8));
 	}
 	/* 7: RMA and atomics into the receiver's region (over the link's
 	 * RMA endpoint in two pools, through the pool in one) */
@@ -201,6 +227,11 @@ static void sender(void)
 		e = wait_one("RMA read", NULL);
 		CHECK(e.op_context == (void *)22 && (e.flags & FI_READ));
 		CHECK(same(back, sizeof(back), 30));
+		/* the same bytes again, with remote CQ data for the target */
+		CHECK(fi_writedata(f.ep, out, sizeof(out), NULL, 0xda7aull,
+				   f.peer, RMA_OFF, RMA_KEY, (void *)26) == 0);
+		e = wait_one("RMA write with data", NULL);
+		CHECK(e.op_context == (void *)26 && (e.flags & FI_WRITE));
 		CHECK(fi_atomic(f.ep, &add, 1, NULL, f.peer, 0, RMA_KEY,
 				FI_UINT64, FI_SUM, (void *)23) == 0);
 		e = wait_one("atomic", NULL);
@@ -333,7 +364,15 @@ static void receiver(void)
 	/* 6: the other way */
 	sync_peer();
 	send_one(0, buf, sizeof(buf), 4, 0, (void *)18);
-	(void)wait_one("reverse send", NULL);
+	e = wait_one("reverse send", NULL);
+	CHECK(e.op_context == (void *)18);
+	{
+		struct sendargs a = { "injectd", 8, 5, 0, 0, (void *)19 };
+
+		post_send(do_injectmsg, &a);
+		e = wait_one("injected sendmsg", NULL);
+		CHECK(e.op_context == (void *)19 && (e.flags & FI_SEND));
+	}
 
 	/* 7: our region, the target of the sender's RMA and atomics: we
 	 * only progress until it says it is done */
@@ -342,6 +381,7 @@ static void receiver(void)
 		struct fid_mr *mr;
 		struct pollfd pfd = { .fd = from_peer, .events = POLLIN };
 		uint64_t v = 1000;
+		int cq_data = 0;
 		char c;
 
 		memcpy(region, &v, sizeof(v));
@@ -352,8 +392,16 @@ static void receiver(void)
 		while (poll(&pfd, 1, 0) == 0) {
 			struct fi_cq_tagged_entry x;
 
-			(void)fi_cq_read(f.cq, &x, 1);
+			if (fi_cq_read(f.cq, &x, 1) != 1)
+				continue;
+			/* the write with data: the whole length, once */
+			CHECK(x.flags ==
+			      (FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA));
+			CHECK(x.data == 0xda7a && x.len == RMA_LEN);
+			CHECK(same(region + RMA_OFF, RMA_LEN, 30));
+			cq_data++;
 		}
+		CHECK(cq_data == 1);
 		REQUIRE(read(from_peer, &c, 1) == 1);
 		REQUIRE(write(to_peer, &c, 1) == 1);
 		memcpy(&v, region, sizeof(v));
@@ -424,10 +472,10 @@ static int run(int rank, const struct tpool *tp)
 	else
 		receiver();
 	net = teardown_net_sent();
-	/* sender: 1 + 2 + 1 + 3 + 1 sends; receiver: 1 */
+	/* sender: 1 + 2 + 1 + 3 + 1 sends; receiver: a send and an inject */
 	printf("rank %d: %lld messages sent through the network link\n", rank,
 	       net);
-	CHECK(net == (same_pool ? 0 : rank ? 1 : 8));
+	CHECK(net == (same_pool ? 0 : rank ? 2 : 8));
 	return t_report(rank ? "test_fi_net receiver" : "test_fi_net sender");
 }
 
