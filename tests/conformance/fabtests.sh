@@ -14,6 +14,17 @@
 #                 the summary (e.g. "fi_rdm_pingpong -I 5 -U"); '#' comments
 #                 and blank lines are ignored
 #   -l LOG        full log (default /tmp/fabtests-PROVIDER[-MODE]-SET.log)
+#   -P LAYOUT     cxl only: where server and client are (docs/multipool.md)
+#                   one   both on one pool (default)
+#                   two   server on one pool, client on another: every
+#                         message goes over the provider's network link
+#                   none  client on no pool (the provider's network-only
+#                         mode)
+#                 two and none set FI_CXL_NET=tcp;ofi_rxm on lo, run the
+#                 tests with libfabric >= 2.3 (the link's peer API; from
+#                 FABTESTS_LIBFABRIC_DIR) and exchange addresses out of
+#                 band (runfabtests -b): a service name is looked up in
+#                 one pool only
 #   -- ARGS       passed on to runfabtests.sh (e.g. -e REGEX to exclude)
 #
 # Environment:
@@ -28,13 +39,18 @@
 #                     $REPO/build-conformance/ and checked against its
 #                     pinned sha256)
 #   CXL_FI_DIR        directory of libcxl-fi.so (default $REPO/build/src/fabric)
+#   FABTESTS_LIBFABRIC_DIR  directory of the libfabric.so.1 (>= 2.3) that -P
+#                     two/none run the tests with (default
+#                     $REPO/.venv/lib/mpich, the MPICH wheel's 2.5.1)
 #
 # The build needs autoconf, automake and libtool (scripts/setup.sh). Every
 # heavy step (autogen, configure, make) runs under
 # `flock /tmp/cxl-heavy-build.lock`.
 #
 # Server and client both run on this machine (runfabtests.sh with only a
-# provider name). For cxl, each run gets a fresh pool in a mktemp -d under
+# provider name; with -P two/none, with the server and client host names
+# 127.0.0.1 and localhost, and an "ssh" first in PATH that runs the command
+# here with that side's CXL_POOL). For cxl, each run gets a fresh pool in a mktemp -d under
 # /dev/shm (removed at exit) and its own CXL_JOB.
 #
 # runfabtests.sh is run from a patched copy: its cleanup kills every process
@@ -82,13 +98,15 @@ MODE=coherent
 TIMEOUT=60
 EXPECTED=""
 LOG=""
-while getopts ":t:c:T:x:l:h" opt; do
+LAYOUT=one
+while getopts ":t:c:T:x:l:P:h" opt; do
 	case $opt in
 	t) SET=$OPTARG ;;
 	c) MODE=$OPTARG ;;
 	T) TIMEOUT=$OPTARG ;;
 	x) EXPECTED=$OPTARG ;;
 	l) LOG=$OPTARG ;;
+	P) LAYOUT=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -105,9 +123,12 @@ EXTRA_ARGS=("$@")
 case $MODE in coherent | flush | uncached | emulated) ;; *) die "bad coherence mode: $MODE" ;; esac
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "bad timeout: $TIMEOUT"
 [ -z "$EXPECTED" ] || [ -r "$EXPECTED" ] || die "cannot read expected-pass list $EXPECTED"
+case $LAYOUT in one | two | none) ;; *) die "bad layout: $LAYOUT (one, two or none)" ;; esac
+[ "$LAYOUT" = one ] || [ "$PROV" = cxl ] || die "-P $LAYOUT needs the cxl provider"
 if [ -z "$LOG" ]; then
 	tag=$PROV
 	[ "$PROV" != cxl ] || tag=$PROV-$MODE
+	[ "$LAYOUT" = one ] || tag=$tag-pools-$LAYOUT
 	LOG=/tmp/fabtests-$tag-${SET//,/+}.log
 fi
 
@@ -220,6 +241,33 @@ if [ "$PROV" = cxl ]; then
 	export CXL_POOL=$WORK/pool CXL_RUNDIR=$WORK CXL_POOL_SIZE=256M
 	export CXL_ARENA_CAPACITY=8192 CXL_JOB=ft-$$ CXL_COHERENCE=$MODE
 	export FI_PROVIDER_PATH=$WORK/prov
+	if [ "$LAYOUT" != one ]; then
+		lf=${FABTESTS_LIBFABRIC_DIR:-$REPO/.venv/lib/mpich}
+		[ -r "$lf/libfabric.so.1" ] ||
+			die "-P $LAYOUT: no $lf/libfabric.so.1 (>= 2.3); run scripts/setup.sh or set FABTESTS_LIBFABRIC_DIR"
+		export LD_LIBRARY_PATH=$WORK/lib:$lf
+		export FI_CXL_NET='tcp;ofi_rxm' FI_TCP_IFACE=lo
+		# "ssh HOST CMD" from runfabtests: CMD here, on HOST's pool
+		mkdir "$WORK/bin"
+		cat >"$WORK/bin/ssh" <<-EOS
+			#!/bin/sh
+			while [ \$# -gt 0 ]; do
+				case \$1 in -o) shift 2 ;; -*) shift ;; *) break ;; esac
+			done
+			host=\$1
+			shift
+			case \$host in
+			127.0.0.1) export CXL_POOL=$WORK/pool.server CXL_HOST_KEY=server ;;
+			localhost) export CXL_HOST_KEY=client CXL_POOL=$WORK/pool.client
+				[ $LAYOUT = none ] && unset CXL_POOL CXL_RUNDIR ;;
+			*) echo "fabtests.sh ssh: unknown host \$host" >&2; exit 255 ;;
+			esac
+			exec sh -c "\$*"
+		EOS
+		chmod +x "$WORK/bin/ssh"
+		export PATH=$WORK/bin:$PATH
+		EXTRA_ARGS=(-b "${EXTRA_ARGS[@]}")
+	fi
 	{
 		echo "# provider: $CXL_FI_DIR/libcxl-fi.so sha256 $(sha256sum <"$WORK/prov/libcxl-fi.so" | cut -c1-16)" \
 			"mtime $(date -u -r "$CXL_FI_DIR/libcxl-fi.so" +%FT%TZ)"
@@ -245,10 +293,12 @@ if command -v fi_info >/dev/null; then
 	grep -E '^\s*(provider|fabric|domain|type|protocol):' "$WORK/fi_info.out" | sed 's/^/# fi_info: /' >>"$LOG" || true
 fi
 
-echo "fabtests.sh: running runfabtests.sh -t $SET $PROV (log $LOG)"
+HOSTS=()
+[ "$LAYOUT" = one ] || HOSTS=(127.0.0.1 localhost)
+echo "fabtests.sh: running runfabtests.sh -t $SET $PROV ${HOSTS[*]} (log $LOG)"
 set +e
 (cd "$WORK" && exec setsid -w "$RF" -vvv -T "$TIMEOUT" -t "$SET" -p "$BINDIR" \
-	"${EXTRA_ARGS[@]}" "$PROV") >>"$LOG" 2>&1 &
+	"${EXTRA_ARGS[@]}" "$PROV" "${HOSTS[@]}") >>"$LOG" 2>&1 &
 RF_PID=$!
 wait $RF_PID
 rf_rc=$?

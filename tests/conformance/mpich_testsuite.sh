@@ -19,6 +19,14 @@
 #                    for more ranks runs with RANKS; one asking for fewer
 #                    keeps its count. Rank r is on emulated host r % HOSTS
 #                    (env HOSTS, default RANKS: every rank its own host).
+#   -p LAYOUT        pools of the emulated hosts (cxl only; env POOLS): a
+#                    comma list, one entry per host (cycled), of a pool
+#                    number or "-" for a host without a pool, e.g. "0,1"
+#                    (two pools) or "0,1,0,-". Ranks on hosts of different
+#                    pools, or on a host without one, talk over the
+#                    provider's network link (FI_CXL_NET=tcp;ofi_rxm on lo;
+#                    docs/multipool.md); Open MPI's one-sided then uses its
+#                    tcp BTL, as under cxlrun --groups. Default: one pool.
 #   -T SECONDS       time limit of each test (default 60; env MPITEST_TIMEOUT).
 #                    A testlist timeLimit=N is used instead where given. A
 #                    test killed at its limit counts as "timeout".
@@ -222,12 +230,13 @@ fi
 FLAVOR=${FLAVOR:-mpich} TRANSPORT=${TRANSPORT:-cxl} MODE=${MODE:-coherent}
 RANKS=${RANKS:-4} EXPECTED=${EXPECTED:-} TESTLISTS=${TESTLISTS:-testlist}
 MPITEST_TIMEOUT=${MPITEST_TIMEOUT:-60} OUT=
-while getopts "f:t:m:n:T:x:l:o:h" o; do
+while getopts "f:t:m:n:p:T:x:l:o:h" o; do
 	case $o in
 	f) FLAVOR=$OPTARG ;;
 	t) TRANSPORT=$OPTARG ;;
 	m) MODE=$OPTARG ;;
 	n) RANKS=$OPTARG ;;
+	p) POOLS=$OPTARG ;;
 	T) MPITEST_TIMEOUT=$OPTARG ;;
 	x) EXPECTED=$OPTARG ;;
 	l) TESTLISTS=$OPTARG ;;
@@ -248,6 +257,11 @@ case $TRANSPORT in cxl | tcp) ;; *) die "transport must be cxl or tcp" ;; esac
 case $MODE in coherent | flush | emulated) ;; *) die "bad mode '$MODE'" ;; esac
 case $RANKS in [1-9]) ;; *) die "ranks must be 1..9 (2 or 4)" ;; esac
 case $MPITEST_TIMEOUT in *[!0-9]* | '') die "bad timeout" ;; esac
+case ${POOLS:-} in
+'') ;;
+*[!0-9,-]* | ,* | *, | *,,*) die "bad pool layout '$POOLS' (e.g. 0,1 or 0,1,0,-)" ;;
+*) [ "$TRANSPORT" = cxl ] || die "a pool layout (-p) needs the cxl transport" ;;
+esac
 [ -z "$EXPECTED" ] || [ -f "$EXPECTED" ] || die "no expected-pass list $EXPECTED"
 EXIT=3
 MPICC=$VENV/bin/mpicc
@@ -263,6 +277,7 @@ command -v perl >/dev/null || die "perl is needed (runtests)"
 
 name=$FLAVOR-$TRANSPORT
 [ "$TRANSPORT" = cxl ] && name=$name-$MODE
+[ -n "${POOLS:-}" ] && name=$name-pools$(echo "$POOLS" | tr ',-' '_x')
 name=$name-np$RANKS
 if [ -z "$OUT" ]; then
 	OUT=$ROOT/results/$name-$(date +%Y%m%d-%H%M%S)
@@ -367,7 +382,8 @@ fi
 
 # ---------------------------------------------------------------- 3. check
 export CONF_FLAVOR=$FLAVOR CONF_TRANSPORT=$TRANSPORT CONF_MODE=$MODE \
-	CONF_MPIEXEC=$MPIEXEC CONF_PROVDIR=$PROVDIR CONF_HOSTS=$HOSTS
+	CONF_MPIEXEC=$MPIEXEC CONF_PROVDIR=$PROVDIR CONF_HOSTS=$HOSTS \
+	CONF_POOLS=${POOLS:-}
 export MPITEST_TIMEOUT MPITEST_CLEANUP=0
 if [ "$TRANSPORT" = cxl ]; then
 	export MPITEST_PROGRAM_WRAPPER=$REPO/tests/mpi/hostwrap.sh

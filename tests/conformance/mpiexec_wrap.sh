@@ -15,6 +15,9 @@
 #   CONF_HOSTS      emulated hosts: rank r is host testhost-(r % CONF_HOSTS) (CXL_HOST_KEY)
 #                   (tests/mpi/hostwrap.sh, which runtests puts before the
 #                   program through MPITEST_PROGRAM_WRAPPER)
+#   CONF_POOLS      pool layout of the hosts (mpich_testsuite.sh -p; empty:
+#                   one pool): hostwrap.sh gives host h pool entry h,
+#                   CXL_POOL.N or none, and the provider its network link
 set -u
 limit=${MPIEXEC_TIMEOUT:-120}
 dir=
@@ -31,6 +34,12 @@ cxl)
 		CXL_JOB=mpi-$$ CXL_COHERENCE=$CONF_MODE \
 		CXL_TEST_HOSTS=$CONF_HOSTS \
 		FI_PROVIDER=cxl FI_PROVIDER_PATH=$CONF_PROVDIR
+	if [ -n "${CONF_POOLS:-}" ]; then
+		# several pools: peers elsewhere over tcp;ofi_rxm, which
+		# FI_PROVIDER must leave visible
+		export CXL_TEST_POOLS=$CONF_POOLS FI_CXL_NET='tcp;ofi_rxm' \
+			FI_PROVIDER=cxl,tcp FI_TCP_IFACE=lo
+	fi
 	;;
 tcp)
 	export FI_PROVIDER=tcp
@@ -52,10 +61,14 @@ mpich)
 ompi)
 	# pml cm + mtl ofi restricted to the one provider: if it cannot be
 	# used, MPI_Init fails (tests/mpi/run_mpi.sh's ompi branch).
-	export OMPI_MCA_opal_common_ofi_provider_include=$FI_PROVIDER
+	export OMPI_MCA_opal_common_ofi_provider_include=${FI_PROVIDER%%,*}
+	btl=self,ofi
+	# across pools one-sided goes over Open MPI's tcp BTL (cxlrun's
+	# ompi_args says why)
+	[ -n "${CONF_POOLS:-}" ] && btl=self,tcp
 	timeout -k 10 "$limit" "$CONF_MPIEXEC" --allow-run-as-root \
 		--oversubscribe --mca pml cm --mca mtl ofi \
-		--mca btl self,ofi --mca osc ^ucx "$@"
+		--mca btl $btl --mca osc ^ucx "$@"
 	rc=$?
 	;;
 *)
