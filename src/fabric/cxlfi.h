@@ -247,9 +247,14 @@ void cxlfi_netpath_close(struct cxlfi_ep *ep);
 /* A network peer inserted at fa: every bound endpoint's link learns it;
  * non-zero (reported) when one cannot. */
 int cxlfi_netpath_av_insert(struct cxlfi_av *av, fi_addr_t fa);
+/* A send to a network peer: posted, or queued while the link cannot take
+ * it yet (it is connecting, or full) as a send in the pool queues behind
+ * a full ring; -FI_EAGAIN only when that queue is full too. */
 ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 			   size_t len, uint64_t tag, uint64_t data,
 			   uint64_t flags, void *context);
+/* Post the queued sends, in order, while the link takes them. */
+void cxlfi_netpath_flush(struct cxlfi_ep *ep);
 /* netrma.c: RMA and atomics to peers outside the pool, over the link's
  * RMA endpoint (domain lock held) */
 int cxlfi_netrma_open(struct cxlfi_ep *ep);
@@ -272,6 +277,8 @@ static inline void cxlfi_netpath_progress(struct cxlfi_ep *ep)
 	if (!ep->net_peers)
 		return;
 	cxlfi_net_progress(ep->net);
+	if (ep->net_txq)
+		cxlfi_netpath_flush(ep);
 	cxlfi_netrma_progress(ep);
 }
 /* recv.c: the owner side of our receive queue for the link, and the end

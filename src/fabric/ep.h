@@ -205,8 +205,11 @@ struct cxlfi_ep {
 	struct fipeer_srx srx; /* our receive queue, as the link sees it */
 	struct fipeer_srx_owner_ops srx_ops;
 	struct cxlfi_nettx *net_tx; /* sends on the link not completed */
-	struct netrma *net_rma;	    /* RMA over the link (netrma.c) */
-	fi_addr_t *net_rma_map;	    /* AV fi_addr -> the RMA AV's */
+	/* sends the link could not take yet (-FI_EAGAIN), in order */
+	struct cxlfi_nettx *net_txq, *net_txq_tail;
+	size_t net_ntxq;
+	struct netrma *net_rma; /* RMA over the link (netrma.c) */
+	fi_addr_t *net_rma_map; /* AV fi_addr -> the RMA AV's */
 };
 
 /*

@@ -14,12 +14,20 @@
 
 #include "proto.h"
 
-/* A send on the link that reports: what the user asked for, and the
- * endpoint whose counters and statistics it moves. */
+#define NETTXQ_MAX 1024u /* sends queued on an endpoint before -FI_EAGAIN */
+
+/* A send on the link: what the user asked for, and the endpoint whose
+ * counters and statistics it moves. */
 struct cxlfi_nettx {
-	struct cxlfi_nettx *prev, *next; /* the endpoint's outstanding */
+	/* the endpoint's outstanding sends (prev, next), or its queue of
+	 * sends waiting to be posted (next) */
+	struct cxlfi_nettx *prev, *next;
 	struct cxlfi_ep *ep;
 	struct cxlfi_tx tx; /* reported as a send through the pool is */
+	fi_addr_t na;	    /* the peer, in the link's AV */
+	uint64_t tag, data;
+	const void *buf;
+	uint8_t copy[]; /* an inject's bytes */
 };
 
 static void nettx_unlink(struct cxlfi_nettx *t)
@@ -230,13 +238,22 @@ void cxlfi_netpath_close(struct cxlfi_ep *ep)
 	cxlfi_net_close(ep->net);
 	ep->net = NULL;
 	cxlfi_netrma_close(ep);
-	/* sends the link never completed: nothing reports them now */
+	/* sends the link never completed or never took: nothing reports
+	 * them now */
 	while (ep->net_tx) {
 		struct cxlfi_nettx *t = ep->net_tx;
 
 		ep->net_tx = t->next;
 		free(t);
 	}
+	while (ep->net_txq) {
+		struct cxlfi_nettx *t = ep->net_txq;
+
+		ep->net_txq = t->next;
+		free(t);
+	}
+	ep->net_txq_tail = NULL;
+	ep->net_ntxq = 0;
 	free(ep->net_map);
 	free(ep->net_rma_map);
 	ep->net_map = ep->net_rma_map = NULL;
@@ -253,63 +270,123 @@ int cxlfi_netpath_av_insert(struct cxlfi_av *av, fi_addr_t fa)
 	return rc;
 }
 
-ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
-			   size_t len, uint64_t tag, uint64_t data,
-			   uint64_t flags, void *context)
+/* Post send t (queued or not) on the link. An inject is done once posted:
+ * t is freed; anything else asks for its completion (the CQ is bound
+ * selectively), to count and report it, and is t's context. */
+static ssize_t post(struct cxlfi_ep *ep, struct cxlfi_nettx *t)
 {
-	struct iovec iov = { (void *)buf, len };
+	struct iovec iov = { (void *)t->buf, t->tx.len };
 	void *desc = NULL;
-	fi_addr_t na =
-		dest < ep->net_map_n ? ep->net_map[dest] : FI_ADDR_NOTAVAIL;
-	uint64_t nf =
-		flags & (FI_REMOTE_CQ_DATA | FI_INJECT | FI_INJECT_COMPLETE |
-			 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE);
-	struct cxlfi_nettx *t = NULL;
+	bool inject = t->tx.flags & FI_INJECT;
+	uint64_t nf = t->tx.flags &
+		      (FI_REMOTE_CQ_DATA | FI_INJECT | FI_INJECT_COMPLETE |
+		       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE);
+	void *ctx = inject ? NULL : t;
 	ssize_t rc;
 
-	if (!ep->net || na == FI_ADDR_NOTAVAIL)
-		return -FI_EHOSTUNREACH;
-	/* an inject reports nothing; anything else asks for its completion
-	 * (the CQ is bound selectively), to count and report it */
-	if (!(flags & FI_INJECT)) {
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			return -FI_ENOMEM;
-		t->next = ep->net_tx;
-		t->ep = ep;
-		t->tx = (struct cxlfi_tx){ .len = len,
-					   .flags = flags,
-					   .context = context,
-					   .kind = CXLFI_TX_MSG };
+	if (!inject) {
 		nf |= FI_COMPLETION;
+		/* outstanding before it is posted: the link may complete
+		 * it at once */
+		t->prev = NULL;
+		t->next = ep->net_tx;
+		if (ep->net_tx)
+			ep->net_tx->prev = t;
+		ep->net_tx = t;
 	}
-	if (flags & FI_TAGGED) {
-		struct fi_msg_tagged m = {
-			&iov, &desc, 1, na, tag, 0, t, data
-		};
+	if (t->tx.flags & FI_TAGGED) {
+		struct fi_msg_tagged m = { &iov,   &desc, 1,   t->na,
+					   t->tag, 0,	  ctx, t->data };
 
 		rc = fi_tsendmsg(ep->net->ep, &m, nf);
 	} else {
-		struct fi_msg m = { &iov, &desc, 1, na, t, data };
+		struct fi_msg m = { &iov, &desc, 1, t->na, ctx, t->data };
 
 		rc = fi_sendmsg(ep->net->ep, &m, nf);
 	}
 	if (rc) {
-		free(t);
+		if (!inject)
+			nettx_unlink(t);
 		return rc;
 	}
-	if (t) {
-		if (ep->net_tx)
-			ep->net_tx->prev = t;
-		ep->net_tx = t;
-	} else { /* an inject is done once posted */
-		struct cxlfi_tx done = { .len = len,
-					 .flags = flags,
-					 .context = context,
-					 .kind = CXLFI_TX_MSG };
-
+	if (inject) {
 		cxlfi_stats.net_sent++;
-		cxlfi_tx_report(ep, &done, 0);
+		cxlfi_tx_report(ep, &t->tx, 0);
+		free(t);
 	}
 	return 0;
+}
+
+ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
+			   size_t len, uint64_t tag, uint64_t data,
+			   uint64_t flags, void *context)
+{
+	fi_addr_t na =
+		dest < ep->net_map_n ? ep->net_map[dest] : FI_ADDR_NOTAVAIL;
+	bool inject = flags & FI_INJECT;
+	struct cxlfi_nettx *t;
+	ssize_t rc;
+
+	if (!ep->net || na == FI_ADDR_NOTAVAIL)
+		return -FI_EHOSTUNREACH;
+	/* an inject's buffer is the caller's again on return: a copy, in
+	 * case the send has to wait */
+	t = calloc(1, sizeof(*t) + (inject ? len : 0));
+	if (!t)
+		return -FI_ENOMEM;
+	t->ep = ep;
+	t->na = na;
+	t->tag = tag;
+	t->data = data;
+	t->buf = inject ? memcpy(t->copy, buf, len) : buf;
+	t->tx = (struct cxlfi_tx){ .len = len,
+				   .flags = flags,
+				   .context = context,
+				   .kind = CXLFI_TX_MSG };
+	/* behind the sends already waiting: one order per endpoint */
+	if (ep->net_txq)
+		cxlfi_netpath_flush(ep);
+	rc = ep->net_txq ? -FI_EAGAIN : post(ep, t);
+	if (rc != -FI_EAGAIN) {
+		if (rc)
+			free(t);
+		return rc;
+	}
+	if (ep->net_ntxq >= NETTXQ_MAX) {
+		free(t);
+		return -FI_EAGAIN;
+	}
+	t->next = NULL;
+	if (ep->net_txq_tail)
+		ep->net_txq_tail->next = t;
+	else
+		ep->net_txq = t;
+	ep->net_txq_tail = t;
+	ep->net_ntxq++;
+	return 0;
+}
+
+void cxlfi_netpath_flush(struct cxlfi_ep *ep)
+{
+	while (ep->net_txq) {
+		struct cxlfi_nettx *t = ep->net_txq;
+		ssize_t rc;
+
+		ep->net_txq = t->next;
+		if (!ep->net_txq)
+			ep->net_txq_tail = NULL;
+		rc = post(ep, t);
+		if (rc == -FI_EAGAIN) { /* back at the head, in order */
+			t->next = ep->net_txq;
+			ep->net_txq = t;
+			if (!ep->net_txq_tail)
+				ep->net_txq_tail = t;
+			return;
+		}
+		ep->net_ntxq--;
+		if (rc) { /* it was accepted once: it fails as a send */
+			cxlfi_tx_report(ep, &t->tx, (int)-rc);
+			free(t);
+		}
+	}
 }
