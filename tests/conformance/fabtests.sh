@@ -24,7 +24,8 @@
 #                 tests with libfabric >= 2.3 (the link's peer API; from
 #                 FABTESTS_LIBFABRIC_DIR) and exchange addresses out of
 #                 band (runfabtests -b): a service name is looked up in
-#                 one pool only
+#                 one pool only. fi_poll cannot run out of band (for any
+#                 provider) and is dropped from the expected-pass list.
 #   -- ARGS       passed on to runfabtests.sh (e.g. -e REGEX to exclude)
 #
 # Environment:
@@ -262,7 +263,10 @@ if [ "$PROV" = cxl ]; then
 				[ $LAYOUT = none ] && unset CXL_POOL CXL_RUNDIR ;;
 			*) echo "fabtests.sh ssh: unknown host \$host" >&2; exit 255 ;;
 			esac
-			exec sh -c "\$*"
+			# runfabtests stops a server with kill -9 on the timeout(1)
+			# that started us: the program dies with it (a server left
+			# behind would take the next test's out-of-band connection)
+			exec setpriv --pdeathsig KILL sh -c "exec \$*"
 		EOS
 		chmod +x "$WORK/bin/ssh"
 		export PATH=$WORK/bin:$PATH
@@ -377,6 +381,13 @@ if [ -n "$EXPECTED" ]; then
 		want=${want%%#*}
 		want=$(echo "$want" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
 		[ -n "$want" ] || continue
+		# fi_poll opens its fabric without fabtests' out-of-band
+		# setup (its own init_fabric), so with -b it fails for every
+		# provider, tcp;ofi_rxm alone included: not expected there
+		if [ "$LAYOUT" != one ] && [[ $want == "fi_poll "* ]]; then
+			echo "expected pass: $want: not run out of band (fabtests cannot)" | tee -a "$LOG"
+			continue
+		fi
 		got=$(awk -F'\t' -v n="$want" '$2 == n {print $1; exit}' "$RESULTS")
 		if [ "$got" != Pass ]; then
 			echo "expected pass: $want: ${got:-not in this run}" | tee -a "$LOG"
