@@ -231,10 +231,31 @@ int cxlfi_netpath_open(struct cxlfi_ep *ep)
 	return 0;
 }
 
+/* Linger, as the pool path does at close (cxlfi_ep_unpublish): sends
+ * still queued for the link (injected ones above all: no completion
+ * told the caller they were not out) and sends the link has not
+ * completed get up to CXLFI_LINGER_MS to go out. */
+static void linger(struct cxlfi_ep *ep)
+{
+	uint64_t until = cxlfi_now_ms() + CXLFI_LINGER_MS;
+
+	while ((ep->net_txq || ep->net_tx) && cxlfi_now_ms() < until) {
+		cxlfi_net_progress(ep->net);
+		cxlfi_netpath_flush(ep);
+	}
+	if (ep->net_txq || ep->net_tx)
+		CXLFI_WARN(FI_LOG_EP_CTRL,
+			   "endpoint %u closed with %zu sends to network peers "
+			   "queued and some not completed after %u ms; they "
+			   "are dropped\n",
+			   ep->index, ep->net_ntxq, CXLFI_LINGER_MS);
+}
+
 void cxlfi_netpath_close(struct cxlfi_ep *ep)
 {
 	if (!ep->net)
 		return;
+	linger(ep);
 	cxlfi_net_close(ep->net);
 	ep->net = NULL;
 	cxlfi_netrma_close(ep);

@@ -21,6 +21,9 @@
  * never touches the link (net_sent 0).
  * --net-only: the receiver has no CXL_POOL (a host without a pool): it
  * runs network-only, on a private pool of its own.
+ * --close-early: the sender injects 3 messages into the fresh link (still
+ * connecting: they wait in the provider's queue) and closes at once; the
+ * receiver gets all 3 (the provider posts them before the close).
  * --mode M: the pools' coherence mode (coherent by default; emulated,
  * the non-coherent emulation, for the pool path of --same-pool).
  */
@@ -65,7 +68,7 @@ static bool same(const uint8_t *b, size_t n, uint64_t seed)
 
 static struct fi f;
 static int to_peer, from_peer;
-static bool same_pool, net_only;
+static bool same_pool, net_only, close_early;
 static enum cxl_coh_mode mode = CXL_COH_COHERENT; /* --mode */
 
 static void sync_peer(void)
@@ -466,11 +469,42 @@ static long long teardown_net_sent(void)
 	return n;
 }
 
+/* --close-early: injected sends to a peer the link is still connecting to,
+ * then an immediate close, must still arrive */
+static int run_close_early(int rank)
+{
+	char msg[3][16] = { "early-0", "early-1", "early-2" }, got[3][16];
+
+	if (rank == 0) {
+		for (int i = 0; i < 3; i++)
+			CHECK(fi_tinject(f.ep, msg[i], sizeof(msg[i]), f.peer,
+					 77 + (uint64_t)i) == 0);
+		fi_teardown(&f); /* at once: the link may not be up yet */
+		return t_report("test_fi_net --close-early sender");
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK(fi_trecv(f.ep, got[i], sizeof(got[i]), NULL,
+			       FI_ADDR_UNSPEC, 77 + (uint64_t)i, 0,
+			       (void *)(uintptr_t)(40 + i)) == 0);
+	for (int i = 0; i < 3; i++) {
+		struct fi_cq_tagged_entry e = wait_one("early message", NULL);
+		int k = (int)((uintptr_t)e.op_context - 40);
+
+		CHECK(k >= 0 && k < 3 && e.len == sizeof(msg[0]));
+		if (k >= 0 && k < 3)
+			CHECK(!strcmp(got[k], msg[k]));
+	}
+	fi_teardown(&f);
+	return t_report("test_fi_net --close-early receiver");
+}
+
 static int run(int rank, const struct tpool *tp)
 {
 	long long net;
 
 	setup(rank, tp);
+	if (close_early)
+		return run_close_early(rank);
 	if (rank == 0)
 		sender();
 	else
@@ -503,6 +537,7 @@ int main(int argc, char **argv)
 
 	same_pool = argc > 1 && !strcmp(argv[1], "--same-pool");
 	net_only = argc > 1 && !strcmp(argv[1], "--net-only");
+	close_early = argc > 1 && !strcmp(argv[1], "--close-early");
 	mode = targ_mode(argc, argv);
 	setenv("FI_CXL_NET", "tcp;ofi_rxm", 1);
 	setenv("FI_CXL_STATS", "1", 1);
