@@ -291,21 +291,27 @@ int cxlfi_netpath_av_insert(struct cxlfi_av *av, fi_addr_t fa)
 	return rc;
 }
 
-/* Post send t (queued or not) on the link. An inject is done once posted:
- * t is freed; anything else asks for its completion (the CQ is bound
- * selectively), to count and report it, and is t's context. */
+/* Post send t (queued or not) on the link. An inject within the link's
+ * inject size is done once posted: t is freed. Anything else asks for its
+ * completion (the CQ is bound selectively), to count and report it, and
+ * is t's context; a larger inject is a send of t's copy, which lives
+ * until then (the link reads an inject's buffer in the call only up to
+ * its inject size). */
 static ssize_t post(struct cxlfi_ep *ep, struct cxlfi_nettx *t)
 {
 	struct iovec iov = { (void *)t->buf, t->tx.len };
 	void *desc = NULL;
-	bool inject = t->tx.flags & FI_INJECT;
-	uint64_t nf = t->tx.flags &
-		      (FI_REMOTE_CQ_DATA | FI_INJECT | FI_INJECT_COMPLETE |
-		       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE);
+	bool inject = (t->tx.flags & FI_INJECT) &&
+		      t->tx.len <= ep->net->info->tx_attr->inject_size;
+	uint64_t nf =
+		t->tx.flags & (FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE |
+			       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE);
 	void *ctx = inject ? NULL : t;
 	ssize_t rc;
 
-	if (!inject) {
+	if (inject) {
+		nf |= FI_INJECT;
+	} else {
 		nf |= FI_COMPLETION;
 		/* outstanding before it is posted: the link may complete
 		 * it at once */
