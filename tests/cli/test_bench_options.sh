@@ -49,11 +49,15 @@ refused "too small for the chase region.*give --size" \
 before=$(ls -d /dev/shm/cxlbench-* /dev/shm/ring_bench-* 2>/dev/null | wc -l)
 csv=$(mktemp)
 out=$("$CXLBENCH" --quick --mode coherent --csv "$csv" 2>&1)
-ok test $? -eq 0
+rc=$?
+ok test $rc -eq 0
+[ $rc -eq 0 ] || printf 'cxlbench --quick said:\n%s\n' "$(echo "$out" | tail -20)" >&2
 ok has "coherent" "$out"
 ok test "$(grep -c ,coherent, "$csv")" -gt 0
 out=$("$RING" --quick --mode coherent,flush --csv "$csv" 2>&1)
-ok test $? -eq 0
+rc=$?
+ok test $rc -eq 0
+[ $rc -eq 0 ] || printf 'ring_bench --quick said:\n%s\n' "$(echo "$out" | tail -20)" >&2
 ok has "ring_bench: total" "$out"
 # both modes measured, in ring_bench's order (flush first)
 ok test "$(cut -d, -f1 "$csv" | grep -v mode | uniq | tr '\n' ' ')" = "flush coherent "
