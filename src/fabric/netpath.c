@@ -396,20 +396,16 @@ ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 void cxlfi_netpath_flush(struct cxlfi_ep *ep)
 {
 	while (ep->net_txq) {
-		struct cxlfi_nettx *t = ep->net_txq;
-		ssize_t rc;
+		struct cxlfi_nettx *t = ep->net_txq, *next = t->next;
+		ssize_t rc = post(ep, t); /* links t among the outstanding */
 
-		ep->net_txq = t->next;
-		if (!ep->net_txq)
-			ep->net_txq_tail = NULL;
-		rc = post(ep, t);
-		if (rc == -FI_EAGAIN) { /* back at the head, in order */
-			t->next = ep->net_txq;
-			ep->net_txq = t;
-			if (!ep->net_txq_tail)
-				ep->net_txq_tail = t;
+		if (rc == -FI_EAGAIN) { /* still the head, in order */
+			t->next = next;
 			return;
 		}
+		ep->net_txq = next;
+		if (!next)
+			ep->net_txq_tail = NULL;
 		ep->net_ntxq--;
 		if (rc) { /* it was accepted once: it fails as a send */
 			cxlfi_tx_report(ep, &t->tx, (int)-rc);
