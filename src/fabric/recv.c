@@ -231,7 +231,7 @@ static void fail_matched(struct cxlfi_ep *ep, struct cxlfi_rx *r, uint64_t tag,
 	 * still reported when this was its last slice */
 	if (r->parent && --r->parent->inflight == 0 && r->parent->released)
 		multi_release(ep, r->parent);
-	free(r);
+	rx_put(ep, r);
 }
 
 void cxlfi_rx_abort(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int err)
