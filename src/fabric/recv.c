@@ -214,8 +214,6 @@ static void unexp_free(struct cxlfi_ep *ep, struct cxlfi_unexp *u)
 	free(u);
 }
 
-/* The old sender of a half-received message is gone: fail the matched
- * receive, or drop the incomplete unexpected message. */
 /* A matched receive whose message will not arrive fails with err:
  * reported, counted and freed. */
 static void fail_matched(struct cxlfi_ep *ep, struct cxlfi_rx *r, uint64_t tag,
@@ -234,6 +232,8 @@ static void fail_matched(struct cxlfi_ep *ep, struct cxlfi_rx *r, uint64_t tag,
 	rx_put(ep, r);
 }
 
+/* The old sender of a half-received message is gone: fail the matched
+ * receive, or drop the incomplete unexpected message. */
 void cxlfi_rx_abort(struct cxlfi_ep *ep, struct cxlfi_peer *pe, int err)
 {
 	if (pe->rx_cur && pe->rx_cur->kind != CXLFI_RX_MSG)
