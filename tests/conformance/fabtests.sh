@@ -51,8 +51,8 @@
 # Server and client both run on this machine (runfabtests.sh with only a
 # provider name; with -P two/none, with the server and client host names
 # 127.0.0.1 and localhost, and an "ssh" first in PATH that runs the command
-# here with that side's CXL_POOL). For cxl, each run gets a fresh pool in a mktemp -d under
-# /dev/shm (removed at exit) and its own CXL_JOB.
+# here with that side's CXL_POOL). For cxl, each run gets a fresh pool in a
+# mktemp -d under /dev/shm (removed at exit) and its own CXL_JOB.
 #
 # runfabtests.sh is run from a patched copy: its cleanup kills every process
 # whose name starts with "fi_" on the machine; the copy kills only fi_*
