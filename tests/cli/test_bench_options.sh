@@ -3,10 +3,11 @@
 # each program that takes them: a bad value exits 2 naming the option and
 # what to give; good ones run (--quick, one mode, a temporary pool that is
 # removed at exit).
-#   test_bench_options.sh CXLBENCH RING_BENCH
+#   test_bench_options.sh CXLBENCH RING_BENCH COHERENCE_FLOOR
 set -u
 CXLBENCH=$1
 RING=$2
+FLOOR=$3
 unset CXL_POOL CXL_JOB CXL_POOL_SIZE CXL_ARENA_CAPACITY CXL_COHERENCE
 # shellcheck source=../common/check.sh
 . "$(dirname "$0")/../common/check.sh"
@@ -22,7 +23,7 @@ refused() {
 }
 
 for prog in "$CXLBENCH" "$CXLBENCH stream" "$CXLBENCH pmem" \
-	"$CXLBENCH loaded" "$RING"; do
+	"$CXLBENCH loaded" "$RING" "$FLOOR"; do
 	# shellcheck disable=SC2086  # prog holds a subcommand
 	set -- $prog
 	refused "--mode 'bogus'.*use coherent, flush" "$@" --mode bogus
@@ -46,7 +47,11 @@ refused "too small for the chase region.*give --size" \
 	"$CXLBENCH" loaded --quick --mode coherent --size 16M
 
 # good options run; the temporary pool directories are gone afterwards
-before=$(ls -d /dev/shm/cxlbench-* /dev/shm/ring_bench-* 2>/dev/null | wc -l)
+tmpdirs() {
+	ls -d /dev/shm/cxlbench-* /dev/shm/ring_bench-* \
+		/dev/shm/coherence_floor-* 2>/dev/null | wc -l
+}
+before=$(tmpdirs)
 csv=$(mktemp)
 out=$("$CXLBENCH" --quick --mode coherent --csv "$csv" 2>&1)
 rc=$?
@@ -61,8 +66,25 @@ ok test $rc -eq 0
 ok has "ring_bench: total" "$out"
 # both modes measured, in ring_bench's order (flush first)
 ok test "$(cut -d, -f1 "$csv" | grep -v mode | uniq | tr '\n' ' ')" = "flush coherent "
+
+# coherence_floor: the data arrives whole, and the emulated mode's counts
+# are the protocols' (flag: 16 lines each way and 3 fences for 1 KiB;
+# stamped: 19 lines of 56 bytes)
+out=$("$FLOOR" --quick --mode flush,emulated --csv "$csv" 2>&1)
+rc=$?
+ok test $rc -eq 0
+[ $rc -eq 0 ] || printf 'coherence_floor --quick said:\n%s\n' "$(echo "$out" | tail -20)" >&2
+ok has "stamped protocol: one-way latency" "$out"
+ok has "^emulated,flag,1024,[0-9.]*,[0-9.]*,16.000,0.000,16.000,3.000," "$(cat "$csv")"
+ok has "^emulated,stamped,1024,[0-9.]*,[0-9.]*,19.000,0.000," "$(cat "$csv")"
+ok test "$(grep -c '^flush,' "$csv")" -eq 18
+# without its invalidation the flag protocol reads stale data there
+out=$("$FLOOR" --quick --mode emulated --mutate 2>&1)
+rc=$?
+ok test $rc -eq 1
+ok has "flag protocol, emulated mode: 8-byte message 1 arrived with words 0 and 0: stale data" "$out"
 rm -f "$csv"
-after=$(ls -d /dev/shm/cxlbench-* /dev/shm/ring_bench-* 2>/dev/null | wc -l)
+after=$(tmpdirs)
 ok test "$after" -le "$before"
 
 check_done test_bench_options
