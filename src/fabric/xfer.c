@@ -12,6 +12,9 @@
 
 #include "proto.h"
 
+/* largest message whose first cell holds the header only (see below) */
+#define XFER_WHOLE_MAX 8192u
+
 static uint32_t tx_op(const struct cxlfi_tx *t)
 {
 	static const uint32_t kind_op[] = {
@@ -75,24 +78,40 @@ int cxlfi_xfer_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			t->started = true;
 			goto ack;
 		}
+		bool rest = t->len >= cxlfi_params.bulk_min || t->ptr_ok;
+
 		/* the transfer area exists before the first cell goes out,
 		 * so that the message is never left half sent */
-		if ((t->len >= cxlfi_params.bulk_min || t->ptr_ok) &&
-		    (rc = cxlfi_xa_prepare(ep)))
+		if (rest && (rc = cxlfi_xa_prepare(ep)))
 			return rc;
-		/* the rest goes through the transfer area or by pointer,
-		 * where copies stream: the first part takes one cell only */
-		if (t->len >= cxlfi_params.bulk_min || t->ptr_ok)
-			P = ep->cell_payload;
+		/* The rest goes through the transfer area or by pointer. A
+		 * message of up to XFER_WHOLE_MAX on a pool without
+		 * coherence goes there whole, in one copy that streams from
+		 * 4 KiB: its first cell holds the header only, one line the
+		 * receiver's poll sweep covers, sent without a fence, as the
+		 * data's fence follows (or, if that has to wait, the
+		 * batch's: cxlfi_ep_settle). Larger messages, and all on a
+		 * coherent pool, put one cell of payload first, which
+		 * measured faster there (docs/benchmarks.md, "Decisions"). */
+		bool apart = rest && t->len <= XFER_WHOLE_MAX &&
+			     cxl_pool_mode(ep->dom->pool) != CXL_COH_COHERENT;
+
 		memcpy(ep->tx_scratch + h, &(uint64_t){ t->len }, 8);
 		h += 8;
+		if (apart)
+			P = h;
+		else if (rest)
+			P = ep->cell_payload;
 		memcpy(ep->tx_scratch + h, t->buf, P - h);
 		rc = cxl_ring_send(pe->tx, ep->tx_scratch, P,
-				   OP_FIRST | tx_op(t), 0);
+				   OP_FIRST | tx_op(t),
+				   apart ? CXL_RING_NOFENCE : 0);
 		if (rc == CXL_EAGAIN)
 			return 0;
 		if (rc)
 			goto err;
+		if (apart)
+			ep->fence_due = true;
 		t->off = P - h;
 		t->started = true;
 		t->bulk = t->len >= cxlfi_params.bulk_min;
