@@ -124,6 +124,28 @@ static const char *lib_msg(int rc)
 }
 
 /*
+ * Called every few thousand empty looks: -1 after a signal, or once the
+ * other host has been silent for STALL_NS since the first call (*since,
+ * 0 before it).
+ */
+static int stalled(const struct host *h, uint64_t *since)
+{
+	if (interrupted)
+		return -1;
+	if (!*since) {
+		*since = cxl_now_ns();
+		return 0;
+	}
+	if (cxl_now_ns() - *since <= STALL_NS)
+		return 0;
+	fprintf(stderr,
+		PROG ": host %d: the other host sent nothing for %llu s; see "
+		     "its message above\n",
+		h->id, STALL_NS / 1000000000ull);
+	return -1;
+}
+
+/*
  * Spin until the pool word *w (written by the other host) reaches want.
  * Empty looks are booked as polls. -1 once the other host has been
  * silent for STALL_NS or a signal came.
@@ -139,19 +161,8 @@ static int await(struct host *h, const uint64_t *w, uint64_t want)
 		if (cxl_nt_load64(h->pool, w) >= want)
 			return 0;
 		cxl_coh_count_poll(&before);
-		if (n % 4096)
-			continue;
-		if (interrupted)
+		if (n % 4096 == 0 && stalled(h, &since))
 			return -1;
-		if (!since)
-			since = cxl_now_ns();
-		else if (cxl_now_ns() - since > STALL_NS) {
-			fprintf(stderr,
-				PROG ": host %d: the other host sent nothing "
-				     "for %llu s; see its message above\n",
-				h->id, STALL_NS / 1000000000ull);
-			return -1;
-		}
 	}
 }
 
@@ -269,19 +280,8 @@ static int recv_msg(struct host *h, enum proto pr, const uint64_t *flag,
 		empty = !ready;
 		if (empty) /* nothing yet: the next look sweeps line 0 only */
 			cxl_coh_count_poll(&before);
-		if (ready == lines || k % 4096)
-			continue;
-		if (interrupted)
+		if (ready < lines && k % 4096 == 0 && stalled(h, &since))
 			return -1;
-		if (!since)
-			since = cxl_now_ns();
-		else if (cxl_now_ns() - since > STALL_NS) {
-			fprintf(stderr,
-				PROG ": host %d: the other host sent nothing "
-				     "for %llu s; see its message above\n",
-				h->id, STALL_NS / 1000000000ull);
-			return -1;
-		}
 	}
 	for (uint32_t l = 0; l < lines && n; l++) {
 		size_t off = (size_t)l * STAMP_PAYLOAD;
