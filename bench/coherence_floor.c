@@ -66,25 +66,19 @@ static const struct plan full_plan = { 2000, 7, 4000, 4000, 5, 40000 };
 static const struct plan quick_plan = { 200, 3, 400, 400, 3, 2000 };
 
 /*
- * The object: two ping-pong lanes (one per direction), then the streaming
- * slots and the receiver's count. Every flag and count has a line of its
- * own, written by one host only.
+ * The object: two ping-pong buffers (one per direction), then the
+ * streaming slots and the receiver's count. Every flag and count has a
+ * line of its own, written by one host only.
  */
-struct lane {
-	uint64_t flag; /* sequence number of the message in data */
-	uint8_t pad[CXL_LINE - 8];
-	uint8_t data[DATA_MAX];
-};
-
-struct slot {
-	uint64_t flag;
+struct msgbuf {
+	uint64_t flag; /* sequence number of the message in data (flag) */
 	uint8_t pad[CXL_LINE - 8];
 	uint8_t data[DATA_MAX];
 };
 
 struct floor_obj {
-	struct lane lane[2]; /* lane[h]: written by host h */
-	struct slot slot[NSLOTS];
+	struct msgbuf lane[2]; /* lane[h]: written by host h */
+	struct msgbuf slot[NSLOTS];
 	uint64_t taken; /* streaming: messages host 1 has copied out */
 	uint8_t pad[CXL_LINE - 8];
 };
@@ -294,7 +288,7 @@ static int recv_msg(struct host *h, enum proto pr, const uint64_t *flag,
 
 static int pingpong(struct host *h, enum proto pr, uint32_t n, unsigned rounds)
 {
-	struct lane *mine = &h->o->lane[h->id], *theirs = &h->o->lane[!h->id];
+	struct msgbuf *mine = &h->o->lane[h->id], *theirs = &h->o->lane[!h->id];
 
 	for (unsigned r = 0; r < rounds; r++) {
 		uint64_t seq = ++h->seq;
@@ -317,7 +311,7 @@ static int stream(struct host *h, enum proto pr, uint32_t n, uint64_t first,
 	uint64_t taken = first;
 
 	for (uint64_t i = first; i < first + msgs; i++) {
-		struct slot *s = &o->slot[i % NSLOTS];
+		struct msgbuf *s = &o->slot[i % NSLOTS];
 
 		if (h->id == 0) {
 			if (i - taken >= NSLOTS) {
