@@ -170,7 +170,7 @@ static const char *const proto_name[NPROTOS] = { "flag", "stamped" };
 
 static uint32_t stamped_lines(uint32_t n)
 {
-	return n ? (n + STAMP_PAYLOAD - 1) / STAMP_PAYLOAD : 1;
+	return (n + STAMP_PAYLOAD - 1) / STAMP_PAYLOAD; /* n >= 8: sizes[] */
 }
 
 /*
@@ -202,8 +202,7 @@ static void send_msg(struct host *h, enum proto pr, uint64_t *flag,
 		size_t off = (size_t)l * STAMP_PAYLOAD;
 		size_t len = n - off < STAMP_PAYLOAD ? n - off : STAMP_PAYLOAD;
 
-		if (n)
-			memcpy(line + 8, txbuf + off, len);
+		memcpy(line + 8, txbuf + off, len);
 		/* the stamp after the payload of its line (release) */
 		__atomic_store_n((uint64_t *)line, seq, __ATOMIC_RELEASE);
 	}
@@ -277,7 +276,7 @@ static int recv_msg(struct host *h, enum proto pr, const uint64_t *flag,
 		if (ready < lines && k % 4096 == 0 && stalled(h, &since))
 			return -1;
 	}
-	for (uint32_t l = 0; l < lines && n; l++) {
+	for (uint32_t l = 0; l < lines; l++) {
 		size_t off = (size_t)l * STAMP_PAYLOAD;
 		size_t len = n - off < STAMP_PAYLOAD ? n - off : STAMP_PAYLOAD;
 
