@@ -121,6 +121,33 @@ for r in $runs; do
 	fi
 done
 
+# Open MPI after killed jobs: every PID's session directory of prterun
+# (ompi.PID) and of the daemons (prted.PID) left behind in the system
+# tmpdir, with PMIx's rendezvous file in it, as SIGKILL leaves them. PMIx
+# 5.0 refuses an existing rendezvous file, so a launcher whose PID had one
+# would stop with "The PMIx server's listener thread failed to start";
+# cxlrun keeps PRRTE's session directories in its run directory instead.
+if [ -n "$OPINGPONG" ]; then
+	stale=$(mktemp -d /tmp/cxlrun-stale.XXXXXX)
+	python3 - "$stale" "$(hostname)" <<'PY'
+import os, sys
+base, here = sys.argv[1], sys.argv[2]
+pid_max = int(open("/proc/sys/kernel/pid_max").read())
+for pid in range(1, min(pid_max, 1 << 16) + 1):
+    for kind, hosts in (("ompi", [here]),
+                        ("prted", [here, "cxlhost0", "cxlhost1"])):
+        d = f"{base}/{kind}.{pid}"
+        os.mkdir(d)
+        for h in hosts:
+            open(f"{d}/pmix.{h}.tool", "w").close()
+PY
+	before=$(find "$stale" | wc -l)
+	TMPDIR=$stale run_one ompi cxl "$OPINGPONG"
+	check "! grep -q 'listener thread failed' '$out'" "ompi-cxl after killed jobs: PRRTE used the system tmpdir's stale session directories"
+	check "[ \$(find '$stale' | wc -l) = $before ]" "ompi-cxl after killed jobs: the run left files in TMPDIR"
+	rm -rf "$stale"
+fi
+
 # the fallback without namespaces: one hostname, traffic still in the pool
 run_one mpich cxl "$PINGPONG" --no-netns
 check "grep -q 'no network namespaces' '$out'" "fallback: cxlrun did not say it emulates the hosts in one namespace"
