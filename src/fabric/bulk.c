@@ -56,6 +56,9 @@ struct desc_bulk {
 	uint64_t gen;
 };
 
+_Static_assert(sizeof(struct desc_bulk) == CXLFI_DESC_BULK_SIZE,
+	       "descriptor size");
+
 struct desc_ptr {
 	struct desc_bulk h; /* tok, 0, gen */
 	uint64_t off, len;
@@ -230,6 +233,39 @@ int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	if ((rc = send_desc(pe, &d, sizeof(d), CXLFI_OP_BULK)) < 0)
 		return rc;
 	t->off += n;
+	return 1;
+}
+
+int cxlfi_bulk_push_whole(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			  struct cxlfi_tx *t, size_t h, uint32_t op)
+{
+	cxl_pool *pool = ep->dom->pool;
+	struct desc_bulk d;
+	int rc, k;
+
+	if ((rc = cxlfi_xa_prepare(ep)))
+		return rc;
+	if (!cxl_ring_send_ready(pe->tx) || (k = data_slot(ep, pe)) < 0)
+		return 0;
+	d.tok = (uint32_t)k;
+	d.len = (uint32_t)t->len;
+	d.gen = ep->tok[k].gen;
+	/* the data written back (or streamed) and fenced before the cell
+	 * that names its slot */
+	cxl_copy_to_pool(pool, slot_ptr(&ep->xa, d.tok), t->buf, t->len);
+	cxl_wfence(pool);
+	memcpy(ep->tx_scratch, &d, sizeof(d));
+	/* the cell's own fence is the batch's, as an eager cell's
+	 * (cxlfi_ep_settle) */
+	rc = cxl_ring_send(pe->tx, ep->tx_scratch, sizeof(d) + h, op,
+			   CXL_RING_NOFENCE);
+	if (rc) { /* cxl_ring_send_ready() said it fits */
+		tok_release(ep, (uint32_t)k);
+		CXLFI_WARN(FI_LOG_EP_DATA, "first cell to endpoint %u: %s\n",
+			   pe->index, cxl_errmsg());
+		return -FI_EIO;
+	}
+	ep->fence_due = true;
 	return 1;
 }
 

@@ -331,6 +331,8 @@ extern struct cxlfi_upcalls cxlfi_up; /* upcall.c */
 #define CXLFI_OP_ACK 6u	 /* ring op: return a token (delivery complete) */
 #define CXLFI_XA_TOKENS 128u
 #define CXLFI_XA_SLOT_SIZE (64u << 10) /* largest chunk of one OP_BULK */
+/* an OP_BULK descriptor; it also leads an OP_FIRST with OPF_SLOT */
+#define CXLFI_DESC_BULK_SIZE 16u
 /* Length an OP_PTR descriptor covers if its range lies in the pool, else
  * 0 (checked before the receiver makes room for it). */
 size_t cxlfi_ptr_len(struct cxlfi_ep *ep, const uint8_t *desc, size_t n);
@@ -339,6 +341,11 @@ int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		    struct cxlfi_tx *t);
 int cxlfi_ptr_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		   struct cxlfi_tx *t);
+/* All of t in one data slot, named by the first cell itself: that cell
+ * is the slot's descriptor followed by the h header bytes the caller put
+ * at ep->tx_scratch + CXLFI_DESC_BULK_SIZE, sent as ring op op. */
+int cxlfi_bulk_push_whole(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			  struct cxlfi_tx *t, size_t h, uint32_t op);
 int cxlfi_ack_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		   struct cxlfi_tx *t);
 /* Create our transfer area now if it does not exist (0 or -FI_*). */

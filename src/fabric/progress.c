@@ -39,6 +39,28 @@ static unsigned stream_need(const struct cxlfi_peer *pe)
 	return pe->stream_need ? pe->stream_need : STREAM_HITS;
 }
 
+/* An OP_FIRST with OPF_SLOT: [bulk descriptor][header]. The header
+ * starts the message, with no payload in the cell; the descriptor's data
+ * slot holds all of it. */
+static void first_in_slot(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+			  uint32_t op, size_t n)
+{
+	const uint8_t *m = ep->rx_scratch;
+
+	if (n < CXLFI_DESC_BULK_SIZE) {
+		CXLFI_WARN(FI_LOG_EP_DATA,
+			   "malformed message from endpoint %u dropped\n",
+			   pe->index);
+		return;
+	}
+	cxlfi_rx_on_message(ep, pe, op & ~OPF_SLOT, m + CXLFI_DESC_BULK_SIZE,
+			    n - CXLFI_DESC_BULK_SIZE);
+	/* a header refused above leaves no message in progress: the
+	 * descriptor's slot is then only returned */
+	cxlfi_rx_chunk_done(ep, pe,
+			    cxlfi_xfer_bulk(ep, pe, m, CXLFI_DESC_BULK_SIZE));
+}
+
 static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
 	bool stream = pe->rx_hits >= stream_need(pe), stop = false;
@@ -107,6 +129,13 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 			cxlfi_rx_chunk_done(
 				ep, pe,
 				cxlfi_xfer_chunk(ep, pe, ep->rx_scratch, n));
+			break;
+		case OP_FIRST:
+			if (op & OPF_SLOT) {
+				first_in_slot(ep, pe, op, n);
+				break;
+			}
+			cxlfi_rx_on_message(ep, pe, op, ep->rx_scratch, n);
 			break;
 		default:
 			cxlfi_rx_on_message(ep, pe, op, ep->rx_scratch, n);

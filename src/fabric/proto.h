@@ -26,6 +26,8 @@
  *
  *   OP_EAGER  [tag u64][data u64 if OPF_DATA][payload]    whole message
  *   OP_FIRST  [tag u64][data u64 if OPF_DATA][total u64][payload]
+ *             with OPF_SLOT: [OP_BULK descriptor][tag]...[total], no
+ *             payload: all of it is in the descriptor's data slot
  *   OP_CONT   [payload]                                    later chunks
  *   OP_BULK   [tok u32][len u32][gen u64]   later chunk in a data slot
  *   OP_PTR    [tok u32][0 u32][gen u64][off u64][len u64]
@@ -57,6 +59,9 @@
 #define OPF_ATOMREQ (1u << 13)
 /* an OP_ACK follows this message (delivery complete, RMA write) */
 #define OPF_ACKNEXT (1u << 14)
+/* OP_FIRST: a bulk descriptor (CXLFI_DESC_BULK_SIZE) leads the header,
+ * and its data slot holds the whole payload */
+#define OPF_SLOT (1u << 15)
 
 /* chan.c */
 /* Look for channels announced to us, in the next inbox lines. */

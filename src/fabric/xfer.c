@@ -87,17 +87,30 @@ int cxlfi_xfer_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		/* The rest goes through the transfer area or by pointer. A
 		 * message of up to XFER_WHOLE_MAX on a pool without
 		 * coherence goes there whole, in one copy that streams from
-		 * 4 KiB: its first cell holds the header only, one line the
-		 * receiver's poll sweep covers, sent without a fence, as the
-		 * data's fence follows (or, if that has to wait, the
-		 * batch's: cxlfi_ep_settle). Larger messages, and all on a
-		 * coherent pool, put one cell of payload first, which
-		 * measured faster there (docs/benchmarks.md, "Decisions"). */
+		 * 4 KiB, and its first cell holds the header only: one line
+		 * the receiver's poll sweep covers. Through a data slot,
+		 * that cell also names the slot (OPF_SLOT), and goes after
+		 * the data's fence with the batch's (cxlfi_ep_settle); by
+		 * pointer, without a fence, as the data's fence follows.
+		 * Larger messages, and all on a coherent pool, put one cell
+		 * of payload first, which measured faster there
+		 * (docs/benchmarks.md, "Decisions"). */
 		bool apart = rest && t->len <= XFER_WHOLE_MAX &&
 			     cxl_pool_mode(ep->dom->pool) != CXL_COH_COHERENT;
 
 		memcpy(ep->tx_scratch + h, &(uint64_t){ t->len }, 8);
 		h += 8;
+		if (apart && !t->ptr_ok) {
+			memmove(ep->tx_scratch + CXLFI_DESC_BULK_SIZE,
+				ep->tx_scratch, h);
+			rc = cxlfi_bulk_push_whole(
+				ep, pe, t, h, OP_FIRST | OPF_SLOT | tx_op(t));
+			if (rc <= 0) /* not started: all again next time */
+				return rc;
+			t->off = t->len;
+			t->started = true;
+			goto ack;
+		}
 		if (apart)
 			P = h;
 		else if (rest)

@@ -3,7 +3,7 @@
 
 Each seed is a valid record list (see fuzz_fabric.c) that reaches one of
 the provider's paths, so that the fuzzer mutates from there: chunked and
-bulk messages, pointer descriptors, acknowledgements, RMA writes, read
+bulk messages, a first cell naming its data slot, pointer descriptors, acknowledgements, RMA writes, read
 requests and answers, and patched transfer-area and region-table fields.
 """
 import struct
@@ -11,6 +11,7 @@ from pathlib import Path
 
 EAGER, FIRST, CONT, BULK, PTR, ACK = 1, 2, 3, 4, 5, 6
 TAGGED, DATA, WRITE, READREQ, READRSP = 256, 512, 1024, 2048, 4096
+SLOT = 32768
 
 
 def msg(op, payload):
@@ -39,6 +40,9 @@ SEEDS = {
     + msg(BULK, struct.pack("<IIQ", 0, 65536, 1))
     + msg(BULK, struct.pack("<IIQ", 1, 34000, 1))
     + recv(200000, 5, 1) + progress(),
+    "first_slot": msg(FIRST | TAGGED | SLOT, struct.pack("<IIQ", 0, 3000, 1)
+                      + struct.pack("<QQ", 4, 3000))
+    + recv(4096, 4, 1) + progress(),
     "first_chunks": msg(FIRST, struct.pack("<QQ", 0, 700) + b"y" * 200)
     + msg(CONT, b"z" * 200) + msg(CONT, b"z" * 280) + recv(1000, 0, 0)
     + progress(),
