@@ -29,10 +29,10 @@ static void fill(uint8_t *b, size_t n, unsigned seed)
 		b[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
 }
 
-static const size_t sizes[] = { 0,     1,	 7,	  8,	48,   63,
-				64,    65,	 199,	  200,	201,  216,
-				1000,  2049,	 4096,	  8192, 8193, 65536,
-				65537, 1u << 20, 3u << 20 };
+static const size_t sizes[] = { 0,    1,    7,	   8,	  48,	    63,
+				64,   65,   199,   200,	  201,	    216,
+				1000, 1104, 1105,  2048,  2049,	    4096,
+				8192, 8193, 65536, 65537, 1u << 20, 3u << 20 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static void run(struct fi *f)
