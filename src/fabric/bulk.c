@@ -41,7 +41,7 @@
 #define XA_SLOTS ((XA_SIZE - XA_DATA) / XA_SLOT_SIZE) /* 31 */
 #define XA_TOKENS CXLFI_XA_TOKENS
 /* data slots one destination may hold (docs/benchmarks.md, "Decisions") */
-#define XA_PEER_SLOTS 8u
+#define XA_PEER_SLOTS 16u
 /* A done word: the generation returned, and in the top bits an error the
  * receiver reports with the token (positive FI_* code, 0: none). */
 #define XA_ERR_SHIFT 48
