@@ -415,8 +415,12 @@ CXL_EXPORT int cxl_ring_send(cxl_ring *r, const void *buf, size_t len,
 		struct cellk *ck = (struct cellk *)line_at(r, r->seq, k);
 		size_t at = L0_PAYLOAD + (size_t)(k - 1) * LK_PAYLOAD;
 
-		n = len - at < LK_PAYLOAD ? len - at : LK_PAYLOAD;
-		memcpy(ck->data, src + at, n);
+		/* every line but the last is full: a copy of constant size,
+		 * which the compiler inlines */
+		if (k == nl - 1)
+			memcpy(ck->data, src + at, len - at);
+		else
+			memcpy(ck->data, src + at, LK_PAYLOAD);
 		__atomic_store_n(&ck->stamp, stamp, __ATOMIC_RELEASE);
 	}
 	n = len < L0_PAYLOAD ? len : L0_PAYLOAD;
@@ -554,10 +558,13 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	for (uint32_t k = 1; k < nl; k++) {
 		struct cellk *ck = (struct cellk *)line_at(r, r->seq, k);
 
-		n = left < LK_PAYLOAD ? left : LK_PAYLOAD;
-		memcpy(dst, ck->data, n);
-		dst += n;
-		left -= n;
+		if (k == nl - 1) { /* the last line, full or not */
+			memcpy(dst, ck->data, left);
+			break;
+		}
+		memcpy(dst, ck->data, LK_PAYLOAD); /* constant: inlined */
+		dst += LK_PAYLOAD;
+		left -= LK_PAYLOAD;
 	}
 	r->seq += nc;
 	r->sweep = nl;
