@@ -135,8 +135,7 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 				first_in_slot(ep, pe, op, n);
 				break;
 			}
-			cxlfi_rx_on_message(ep, pe, op, ep->rx_scratch, n);
-			break;
+			__attribute__((fallthrough));
 		default:
 			cxlfi_rx_on_message(ep, pe, op, ep->rx_scratch, n);
 		}
