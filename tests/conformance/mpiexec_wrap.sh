@@ -20,8 +20,11 @@
 #                   CXL_POOL.N or none, and the provider its network link
 set -u
 limit=${MPIEXEC_TIMEOUT:-120}
-dir=
-cleanup() { [ -n "$dir" ] && rm -rf "$dir"; }
+dir= prte=
+cleanup() {
+	[ -n "$dir" ] && rm -rf "$dir"
+	[ -n "$prte" ] && rm -rf "$prte"
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -66,7 +69,11 @@ ompi)
 	# across pools one-sided goes over Open MPI's tcp BTL (cxlrun's
 	# ompi_args says why)
 	[ -n "${CONF_POOLS:-}" ] && btl=self,tcp
+	# PRRTE's session directories of this run only: in /tmp, one left by
+	# a killed job stops a later launcher given its PID (docs/cxlrun.md)
+	prte=$(mktemp -d /tmp/cxlconf-prte-XXXXXX) || exit 1
 	timeout -k 10 "$limit" "$CONF_MPIEXEC" --allow-run-as-root \
+		--prtemca prte_tmpdir_base "$prte" \
 		--oversubscribe --mca pml cm --mca mtl ofi \
 		--mca btl $btl --mca osc ^ucx "$@"
 	rc=$?

@@ -51,7 +51,12 @@ ompi)
 	# pml cm is forced and mtl ofi may only use cxl: if cxl cannot be
 	# used, MPI_Init fails, so a passing run went through cxl
 	export OMPI_MCA_opal_common_ofi_provider_include=cxl
+	# PRRTE's session directories in the run's own directory: in /tmp, one
+	# left by a killed job stops a later launcher given its PID (cxlrun
+	# does the same; docs/cxlrun.md)
+	mkdir "$dir/prte"
 	timeout "${CXL_MPI_TIMEOUT:-300}" "$MPIEXEC" --allow-run-as-root \
+		--prtemca prte_tmpdir_base "$dir/prte" \
 		--oversubscribe -np "$NP" --mca pml cm --mca mtl ofi \
 		--mca btl self,ofi --mca osc ^ucx \
 		"$here/hostwrap.sh" "$@" >"$out" 2>&1
