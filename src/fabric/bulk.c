@@ -210,12 +210,13 @@ static int send_desc(struct cxlfi_peer *pe, const void *d, size_t n,
 	return 1;
 }
 
-int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
-		    struct cxlfi_tx *t)
+/* The next n bytes of t in a free data slot, written back (or streamed)
+ * and fenced, so that a descriptor may name them: d describes the slot.
+ * 1 done, 0 no ring cell for the descriptor or no slot yet, < 0 error. */
+static int slot_fill(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		     const struct cxlfi_tx *t, size_t n, struct desc_bulk *d)
 {
 	cxl_pool *pool = ep->dom->pool;
-	struct desc_bulk d;
-	size_t n;
 	int rc, k;
 
 	if ((rc = cxlfi_xa_prepare(ep)))
@@ -223,13 +224,24 @@ int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	/* the descriptor must fit before a slot is spent */
 	if (!cxl_ring_send_ready(pe->tx) || (k = data_slot(ep, pe)) < 0)
 		return 0;
-	n = t->len - t->off < XA_SLOT_SIZE ? t->len - t->off : XA_SLOT_SIZE;
-	d.tok = (uint32_t)k;
-	d.len = (uint32_t)n;
-	d.gen = ep->tok[k].gen;
-	/* chunk written back (or streamed) and fenced before its descriptor */
-	cxl_copy_to_pool(pool, slot_ptr(&ep->xa, d.tok), t->buf + t->off, n);
-	cxl_wfence(pool);
+	d->tok = (uint32_t)k;
+	d->len = (uint32_t)n;
+	d->gen = ep->tok[k].gen;
+	cxl_copy_to_pool(pool, slot_ptr(&ep->xa, d->tok), t->buf + t->off, n);
+	cxl_wfence(pool); /* the data before any descriptor of it */
+	return 1;
+}
+
+int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
+		    struct cxlfi_tx *t)
+{
+	struct desc_bulk d;
+	size_t n =
+		t->len - t->off < XA_SLOT_SIZE ? t->len - t->off : XA_SLOT_SIZE;
+	int rc;
+
+	if ((rc = slot_fill(ep, pe, t, n, &d)) <= 0)
+		return rc;
 	if ((rc = send_desc(pe, &d, sizeof(d), CXLFI_OP_BULK)) < 0)
 		return rc;
 	t->off += n;
@@ -239,28 +251,18 @@ int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 int cxlfi_bulk_push_whole(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			  struct cxlfi_tx *t, size_t h, uint32_t op)
 {
-	cxl_pool *pool = ep->dom->pool;
 	struct desc_bulk d;
-	int rc, k;
+	int rc;
 
-	if ((rc = cxlfi_xa_prepare(ep)))
+	if ((rc = slot_fill(ep, pe, t, t->len, &d)) <= 0)
 		return rc;
-	if (!cxl_ring_send_ready(pe->tx) || (k = data_slot(ep, pe)) < 0)
-		return 0;
-	d.tok = (uint32_t)k;
-	d.len = (uint32_t)t->len;
-	d.gen = ep->tok[k].gen;
-	/* the data written back (or streamed) and fenced before the cell
-	 * that names its slot */
-	cxl_copy_to_pool(pool, slot_ptr(&ep->xa, d.tok), t->buf, t->len);
-	cxl_wfence(pool);
 	memcpy(ep->tx_scratch, &d, sizeof(d));
 	/* the cell's own fence is the batch's, as an eager cell's
 	 * (cxlfi_ep_settle) */
 	rc = cxl_ring_send(pe->tx, ep->tx_scratch, sizeof(d) + h, op,
 			   CXL_RING_NOFENCE);
 	if (rc) { /* cxl_ring_send_ready() said it fits */
-		tok_release(ep, (uint32_t)k);
+		tok_release(ep, d.tok);
 		CXLFI_WARN(FI_LOG_EP_DATA, "first cell to endpoint %u: %s\n",
 			   pe->index, cxl_errmsg());
 		return -FI_EIO;
