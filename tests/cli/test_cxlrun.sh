@@ -133,7 +133,15 @@ if [ -n "$OPINGPONG" ]; then
 import os, sys
 base, here = sys.argv[1], sys.argv[2]
 pid_max = int(open("/proc/sys/kernel/pid_max").read())
-for pid in range(1, min(pid_max, 1 << 16) + 1):
+# the PIDs the launcher and its daemons will get: the next 30000 after
+# the last one given, wrapping to 300 as the kernel does
+try:
+    last = int(open("/proc/sys/kernel/ns_last_pid").read())
+except OSError:
+    last = 0
+n = min(pid_max - 300, 30000)
+for i in range(1, n + 1):
+    pid = (last + i - 300) % (pid_max - 300) + 300
     for kind, hosts in (("ompi", [here]),
                         ("prted", [here, "cxlhost0", "cxlhost1"])):
         d = f"{base}/{kind}.{pid}"

@@ -3,8 +3,9 @@
 
 Each seed is a valid record list (see fuzz_fabric.c) that reaches one of
 the provider's paths, so that the fuzzer mutates from there: chunked and
-bulk messages, a first cell naming its data slot, pointer descriptors, acknowledgements, RMA writes, read
-requests and answers, and patched transfer-area and region-table fields.
+bulk messages, a first cell naming its data slot, pointer descriptors,
+acknowledgements, RMA writes, read requests and answers, and patched
+transfer-area and region-table fields.
 """
 import struct
 from pathlib import Path
