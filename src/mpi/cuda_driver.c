@@ -58,6 +58,7 @@ static void load(void)
 	}
 	CUDA_DRIVER_FNS(CUDA_FN_LOAD)
 #undef CUDA_FN_LOAD
+	*(void **)&drv.cuLaunchKernelEx = dlsym(h, "cuLaunchKernelEx");
 	rc = drv.cuInit(0);
 	if (rc == CUDA_SUCCESS)
 		rc = drv.cuDeviceGet(&dev, 0);

@@ -57,6 +57,28 @@ typedef struct CUDA_MEMCPY2D_st {
 	size_t WidthInBytes, Height;
 } CUDA_MEMCPY2D;
 
+/* cuLaunchKernelEx's configuration (CUDA 12 and 13): one attribute is
+ * used, programmatic stream serialization (sm_90: the next kernel of the
+ * stream may start before this one ends). */
+#define CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION 6
+typedef struct CUlaunchAttribute_st {
+	int id;
+	char pad[8 - sizeof(int)];
+	union {
+		char pad[64];
+		int programmaticStreamSerializationAllowed;
+	} value;
+} CUlaunchAttribute;
+
+typedef struct CUlaunchConfig_st {
+	unsigned gridDimX, gridDimY, gridDimZ;
+	unsigned blockDimX, blockDimY, blockDimZ;
+	unsigned sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned numAttrs;
+} CUlaunchConfig;
+
 /* The entry points, by the name the driver exports (a _v2 name first). */
 #define CUDA_DRIVER_FNS(X)                                                   \
 	X(cuInit, (unsigned))                                                \
@@ -89,6 +111,9 @@ struct cuda_driver {
 #define CUDA_FN_PTR(name, args) CUresult(*name) args;
 	CUDA_DRIVER_FNS(CUDA_FN_PTR)
 #undef CUDA_FN_PTR
+	/* optional (CUDA 12 and later; NULL where the driver has none) */
+	CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction,
+				     void **, void **);
 };
 
 /* The driver's entry points, loaded and initialised once (cuInit, a

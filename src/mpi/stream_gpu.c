@@ -67,106 +67,215 @@ struct gpu_queue {
 };
 
 /*
- * Messages of up to KERNEL_MAX bytes on a plain channel: one kernel
- * instead of two stream operations (a copy, then a flag or credit
- * write). The block copies the bytes, each thread fences at system
- * scope (membar.sys), the block meets (bar.sync), and thread 0 stores
- * the value: the flag after the data on a send, the credit after the
- * copy out on a receive. PTX, compiled by the driver at the first GPU
- * queue (cuModuleLoadData); where that fails, the copies and stream
- * writes are used, with the same ordering.
+ * Messages of up to KERNEL_MAX bytes on a plain channel: one kernel per
+ * send and per receive instead of a copy and a stream write each (the
+ * copy engine's start costs more than a small message). PTX, compiled by
+ * the driver at the first GPU queue (cuModuleLoadData); where that fails,
+ * the copies and stream writes are used, with the same ordering.
+ *
+ *   send  thread 0 waits for the slot's credit (*credit >= need, polled
+ *         at system scope), acquire fence; the block copies the buffer
+ *         into the slot; bar.sync; thread 0 fences at system scope and
+ *         stores the flag (release: the data first)
+ *   recv  thread 0 waits for the flag, acquire fence; bar.sync; the
+ *         block copies the slot out; bar.sync; thread 0 fences and
+ *         stores the credit (the slot is read before the sender may
+ *         reuse it)
+ *
+ * On Hopper and later (sm_90) the kernels are launched with programmatic
+ * stream serialization: the next kernel of the stream may start before
+ * this one ends, and waits (griddepcontrol.wait) for it to finish before
+ * touching the user's buffer. A receive lets its successor start once
+ * its flag is seen, so the next send's launch and credit poll overlap
+ * the copy out instead of following it; a send lets its successor start
+ * at once (a receive then polls its flag early). What the stream orders
+ * is unchanged: a kernel reads or writes user memory only after all
+ * work before it on the stream is complete and visible.
  */
 static int cu_fail(CUresult rc, const char *what);
 
 #define KERNEL_MAX 4096u
 #define KERNEL_THREADS 256u
-static const char copy_flag_ptx[] =
-	".version 7.0\n"
-	".target sm_70\n"
-	".address_size 64\n"
-	/* after thread 0 has seen *p_wait >= p_wval */
-	".visible .entry cxlmpi_wait_copy_flag(.param .u64 p_wait, .param "
-	".u64 p_wval, .param .u64 p_dst, .param .u64 p_src, .param .u64 p_n, "
-	".param .u64 p_flag, .param .u64 p_val)\n"
-	"{\n"
-	"	.reg .pred %p<5>;\n"
-	"	.reg .b32 %r<4>;\n"
-	"	.reg .b64 %rd<14>;\n"
-	"	ld.param.u64 %rd10, [p_wait];\n"
-	"	ld.param.u64 %rd11, [p_wval];\n"
-	"	ld.param.u64 %rd1, [p_dst];\n"
-	"	ld.param.u64 %rd2, [p_src];\n"
-	"	ld.param.u64 %rd3, [p_n];\n"
-	"	ld.param.u64 %rd4, [p_flag];\n"
-	"	ld.param.u64 %rd5, [p_val];\n"
-	"	mov.u32 %r1, %tid.x;\n"
-	"	mov.u32 %r2, %ntid.x;\n"
-	"	setp.ne.u32 %p4, %r1, 0;\n"
-	"	@%p4 bra WAITED;\n"
-	"SPIN:\n"
-	"	ld.relaxed.sys.u64 %rd12, [%rd10];\n"
-	"	setp.lt.u64 %p1, %rd12, %rd11;\n"
-	"	@%p1 bra SPIN;\n"
-	"	fence.acq_rel.sys;\n"
+
+/* The copy of p_n bytes from p_src to p_dst by the block: 8-byte words
+ * when both addresses and the length allow, else bytes. volatile: at
+ * system scope, past the L1 (the pool is written by other processes). */
+#define PTX_COPY                           \
+	"	mov.u32 %r2, %ntid.x;\n"         \
+	"	cvt.u64.u32 %rd6, %r1;\n"        \
+	"	cvt.u64.u32 %rd7, %r2;\n"        \
+	"	or.b64 %rd8, %rd1, %rd2;\n"      \
+	"	or.b64 %rd8, %rd8, %rd3;\n"      \
+	"	and.b64 %rd8, %rd8, 7;\n"        \
+	"	setp.ne.u64 %p2, %rd8, 0;\n"     \
+	"	@%p2 bra BYTES;\n"               \
+	"	shl.b64 %rd6, %rd6, 3;\n"        \
+	"	shl.b64 %rd7, %rd7, 3;\n"        \
+	"WORDS:\n"                         \
+	"	setp.ge.u64 %p2, %rd6, %rd3;\n"  \
+	"	@%p2 bra COPIED;\n"              \
+	"	add.u64 %rd8, %rd2, %rd6;\n"     \
+	"	ld.volatile.u64 %rd9, [%rd8];\n" \
+	"	add.u64 %rd8, %rd1, %rd6;\n"     \
+	"	st.volatile.u64 [%rd8], %rd9;\n" \
+	"	add.u64 %rd6, %rd6, %rd7;\n"     \
+	"	bra WORDS;\n"                    \
+	"BYTES:\n"                         \
+	"	setp.ge.u64 %p2, %rd6, %rd3;\n"  \
+	"	@%p2 bra COPIED;\n"              \
+	"	add.u64 %rd8, %rd2, %rd6;\n"     \
+	"	ld.volatile.u8 %r3, [%rd8];\n"   \
+	"	add.u64 %rd8, %rd1, %rd6;\n"     \
+	"	st.volatile.u8 [%rd8], %r3;\n"   \
+	"	add.u64 %rd6, %rd6, %rd7;\n"     \
+	"	bra BYTES;\n"                    \
+	"COPIED:\n"
+
+/* thread 0 (%p1 false) polls *%rd4 until >= %rd5 (0: not at all), then
+ * fences so that the block's accesses after bar.sync follow the load */
+#define PTX_WAIT                               \
+	"	setp.eq.or.u64 %p3, %rd5, 0, %p1;\n" \
+	"	@%p3 bra WAITED;\n"                  \
+	"SPIN:\n"                              \
+	"	ld.relaxed.sys.u64 %rd9, [%rd4];\n"  \
+	"	setp.lt.u64 %p2, %rd9, %rd5;\n"      \
+	"	@%p2 bra SPIN;\n"                    \
+	"	fence.acq_rel.sys;\n"                \
 	"WAITED:\n"
-	"	bar.sync 0;\n"
-	"	cvt.u64.u32 %rd6, %r1;\n"
-	"	cvt.u64.u32 %rd7, %r2;\n"
-	"COPY:\n"
-	"	setp.ge.u64 %p1, %rd6, %rd3;\n"
-	"	@%p1 bra DONE;\n"
-	"	add.u64 %rd8, %rd2, %rd6;\n"
-	"	ld.volatile.u8 %r3, [%rd8];\n"
-	"	add.u64 %rd9, %rd1, %rd6;\n"
-	"	st.volatile.u8 [%rd9], %r3;\n"
-	"	add.u64 %rd6, %rd6, %rd7;\n"
-	"	bra COPY;\n"
-	"DONE:\n"
-	"	membar.sys;\n"
-	"	bar.sync 0;\n"
-	"	setp.eq.or.u64 %p3, %rd4, 0, %p4;\n"
-	"	@%p3 bra END;\n"
-	"	fence.acq_rel.sys;\n"
-	"	st.relaxed.sys.u64 [%rd4], %rd5;\n"
-	"END:\n"
-	"	ret;\n"
-	"}\n";
+
+/* thread 0 stores %rd11 at *%rd10 (0: nothing) after the block's
+ * copies: bar.sync joins them, the fence makes them visible first */
+#define PTX_PUBLISH                             \
+	"	bar.sync 0;\n"                        \
+	"	setp.eq.or.u64 %p3, %rd10, 0, %p1;\n" \
+	"	@%p3 bra END;\n"                      \
+	"	fence.acq_rel.sys;\n"                 \
+	"	st.relaxed.sys.u64 [%rd10], %rd11;\n" \
+	"END:\n"                                \
+	"	ret;\n"                               \
+	"}\n"
+
+/* (wait at, wait value, dst, src, n, store at, store value) */
+#define PTX_ENTRY(name)                                                     \
+	".visible .entry " name "(.param .u64 a_wait, .param .u64 a_wval, " \
+	".param .u64 a_dst, .param .u64 a_src, .param .u64 a_n, .param "    \
+	".u64 a_put, .param .u64 a_pval)\n"                                 \
+	"{\n"                                                               \
+	"	.reg .pred %p<4>;\n"                                              \
+	"	.reg .b32 %r<4>;\n"                                               \
+	"	.reg .b64 %rd<12>;\n"                                             \
+	"	ld.param.u64 %rd4, [a_wait];\n"                                   \
+	"	ld.param.u64 %rd5, [a_wval];\n"                                   \
+	"	ld.param.u64 %rd1, [a_dst];\n"                                    \
+	"	ld.param.u64 %rd2, [a_src];\n"                                    \
+	"	ld.param.u64 %rd3, [a_n];\n"                                      \
+	"	ld.param.u64 %rd10, [a_put];\n"                                   \
+	"	ld.param.u64 %rd11, [a_pval];\n"                                  \
+	"	mov.u32 %r1, %tid.x;\n"                                           \
+	"	setp.ne.u32 %p1, %r1, 0;\n"
+
+/* EARLY: let the next kernel of the stream start; DONE: wait for the
+ * kernels before this one to end (sm_90; empty before) */
+#define PTX_SEND(EARLY, DONE)          \
+	PTX_ENTRY("cxlmpi_send_small") \
+	EARLY PTX_WAIT DONE "	bar.sync 0;\n" PTX_COPY PTX_PUBLISH
+#define PTX_RECV(EARLY, DONE)          \
+	PTX_ENTRY("cxlmpi_recv_small") \
+	PTX_WAIT "	bar.sync 0;\n" EARLY DONE PTX_COPY PTX_PUBLISH
+#define PTX_HEAD(target, version) \
+	".version " version "\n.target " target "\n.address_size 64\n"
+#define SM90_EARLY "	griddepcontrol.launch_dependents;\n"
+#define SM90_DONE "	griddepcontrol.wait;\n"
+
+static const char small_ptx_sm90[] = PTX_HEAD("sm_90", "7.8")
+	PTX_SEND(SM90_EARLY, SM90_DONE) PTX_RECV(SM90_EARLY, SM90_DONE);
+static const char small_ptx_sm70[] =
+	PTX_HEAD("sm_70", "7.0") PTX_SEND("", "") PTX_RECV("", "");
 
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
-static CUfunction wait_copy_flag; /* NULL: not available */
+static CUfunction send_small, recv_small; /* NULL: not available */
+static bool small_pdl; /* launched with programmatic serialization */
 static const struct cuda_driver *kernel_cu;
+
+static CUresult load_module(const char *ptx)
+{
+	CUmodule m;
+	CUresult rc = kernel_cu->cuModuleLoadData(&m, ptx);
+
+	if (rc == CUDA_SUCCESS)
+		rc = kernel_cu->cuModuleGetFunction(&send_small, m,
+						    "cxlmpi_send_small");
+	if (rc == CUDA_SUCCESS)
+		rc = kernel_cu->cuModuleGetFunction(&recv_small, m,
+						    "cxlmpi_recv_small");
+	if (rc != CUDA_SUCCESS)
+		send_small = recv_small = NULL;
+	return rc;
+}
 
 static void load_kernel(void)
 {
-	CUmodule m;
-	CUresult rc = kernel_cu->cuModuleLoadData(&m, copy_flag_ptx);
+	CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
 
-	if (rc == CUDA_SUCCESS)
-		rc = kernel_cu->cuModuleGetFunction(&wait_copy_flag, m,
-						    "cxlmpi_wait_copy_flag");
-	if (rc != CUDA_SUCCESS) {
-		wait_copy_flag = NULL;
+	/* sm_90's module where the driver can launch it so (a GPU before
+	 * Hopper refuses its PTX) */
+	if (kernel_cu->cuLaunchKernelEx)
+		rc = load_module(small_ptx_sm90);
+	small_pdl = rc == CUDA_SUCCESS;
+	if (rc != CUDA_SUCCESS)
+		rc = load_module(small_ptx_sm70);
+	if (rc != CUDA_SUCCESS)
 		stream_fail(MPIS_SUCCESS,
-			    "GPU_MEM_OPS: the small-message kernel did not "
+			    "GPU_MEM_OPS: the small-message kernels did not "
 			    "load (%s); messages of up to %u bytes take a "
 			    "copy and a stream write, about 10 us more",
 			    cuda_errstr(rc), KERNEL_MAX);
-	}
 }
 
-/* On the stream: once *wait >= wval (thread 0 polls it at system scope;
- * wval 0: at once), n bytes from src to dst, then *flag = val (flag 0:
- * none), in that order at system scope. */
-static int kernel_wait_copy_flag(struct gpu_queue *q, CUdeviceptr wait,
-				 uint64_t wval, CUdeviceptr dst,
-				 CUdeviceptr src, uint64_t n, CUdeviceptr flag,
-				 uint64_t val)
+/* On the stream: f (send_small or recv_small) with its block sized to
+ * the message (one thread per word, whole warps, at most
+ * KERNEL_THREADS). */
+static int launch_small(struct gpu_queue *q, CUfunction f, CUdeviceptr wait,
+			uint64_t wval, CUdeviceptr dst, CUdeviceptr src,
+			uint64_t n, CUdeviceptr put, uint64_t pval)
 {
-	void *args[] = { &wait, &wval, &dst, &src, &n, &flag, &val };
-	CUresult rc =
-		q->cu->cuLaunchKernel(wait_copy_flag, 1, 1, 1, KERNEL_THREADS,
-				      1, 1, 0, q->s, args, NULL);
+	void *args[] = { &wait, &wval, &dst, &src, &n, &put, &pval };
+	unsigned threads = (unsigned)((n / 8 + 31) & ~31ull);
+	CUresult rc;
 
+	threads = threads < 32		     ? 32
+		  : threads > KERNEL_THREADS ? KERNEL_THREADS
+					     : threads;
+	if (small_pdl) {
+		CUlaunchAttribute at;
+		CUlaunchConfig cfg;
+
+		memset(&at, 0, sizeof(at));
+		at.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+		at.value.programmaticStreamSerializationAllowed = 1;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+		cfg.blockDimX = threads;
+		cfg.blockDimY = cfg.blockDimZ = 1;
+		cfg.hStream = q->s;
+		cfg.attrs = &at;
+		cfg.numAttrs = 1;
+		rc = q->cu->cuLaunchKernelEx(&cfg, f, args, NULL);
+		if (rc == CUDA_SUCCESS)
+			return MPIS_SUCCESS;
+		if (rc != CUDA_ERROR_NOT_SUPPORTED &&
+		    rc != CUDA_ERROR_INVALID_VALUE)
+			return cu_fail(rc, "cuLaunchKernelEx");
+		/* the kernels' griddepcontrol are no-ops without it */
+		small_pdl = false;
+		stream_fail(MPIS_SUCCESS,
+			    "GPU_MEM_OPS: programmatic dependent launch "
+			    "refused (%s); small messages wait for each "
+			    "kernel's launch",
+			    cuda_errstr(rc));
+	}
+	rc = q->cu->cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, q->s, args,
+				   NULL);
 	return rc == CUDA_SUCCESS ? MPIS_SUCCESS
 				  : cu_fail(rc, "cuLaunchKernel");
 }
@@ -178,7 +287,7 @@ static bool on_device(const struct cuda_driver *cu, const void *p);
  * can). */
 static bool use_kernel(struct gpu_queue *q, MPIS_Request r, uint64_t len)
 {
-	if (!wait_copy_flag || r->ch.smax || len > KERNEL_MAX)
+	if (!send_small || r->ch.smax || len > KERNEL_MAX)
 		return false;
 	if (!r->gpu_devbuf)
 		r->gpu_devbuf = on_device(q->cu, r->buf) ? 1 : -1;
@@ -408,19 +517,19 @@ static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 		if (credit)
 			rc = note_wait(q, r, consumed, credit);
 		return rc ? rc
-			  : kernel_wait_copy_flag(q, D(consumed), credit,
-						  D((uint8_t *)hdr + CXL_LINE),
-						  U(r->buf), len, D(hdr),
-						  chan_flag(k, len));
+			  : launch_small(q, send_small, D(consumed), credit,
+					 D((uint8_t *)hdr + CXL_LINE),
+					 U(r->buf), len, D(hdr),
+					 chan_flag(k, len));
 	}
 	if (credit)
 		rc = wait_geq(q, r, consumed, credit);
 	if (!rc && mutate == 2) /* test: the flag before the data */
 		rc = write64(q, hdr, chan_flag(k, len));
 	if (!rc && use_kernel(q, r, len))
-		return kernel_wait_copy_flag(q, D(consumed), 0,
-					     D((uint8_t *)hdr + CXL_LINE),
-					     U(r->buf), len, 0, 0);
+		return launch_small(q, send_small, D(consumed), 0,
+				    D((uint8_t *)hdr + CXL_LINE), U(r->buf),
+				    len, 0, 0);
 	if (!rc && chan_stamped(c, len)) {
 		rc = copy_stamped(q, hdr, r->buf, len, true);
 		/* each stamp after its line's data (the write's barrier) */
@@ -447,10 +556,10 @@ static int recv_wait(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 		/* the flag wait, the copy out and the credit in one kernel */
 		rc = note_wait(q, r, hdr, (k & 0xffffffffu) << 32);
 		return rc ? rc
-			  : kernel_wait_copy_flag(
-				    q, D(hdr), (k & 0xffffffffu) << 32,
-				    U(r->buf), D((uint8_t *)hdr + CXL_LINE),
-				    len,
+			  : launch_small(
+				    q, recv_small, D(hdr),
+				    (k & 0xffffffffu) << 32, U(r->buf),
+				    D((uint8_t *)hdr + CXL_LINE), len,
 				    D((uint64_t *)(c->base + CHAN_CONSUMED)),
 				    k);
 	}

@@ -10,10 +10,10 @@
  *                                    default memory barrier)
  *   cuStreamWaitValue64 (GEQ)        load until *addr >= value
  *   cuLaunchHostFunc                 the call
- *   cuLaunchKernel (cxlmpi_copy_flag and cxlmpi_wait_copy_flag, the
+ *   cuLaunchKernel[Ex] (cxlmpi_send_small and cxlmpi_recv_small, the
  *                  kernels libcxlmpi loads: its PTX must hold them)
  *                                    (a wait,) memcpy, a fence, the flag
- *                                    store
+ *                                    or credit store
  *
  * As the real driver, it refuses stream memory operations on memory that
  * is neither registered (cuMemHostRegister) nor allocated (cuMemAlloc),
@@ -45,6 +45,8 @@ FAKE_PROTO(cuStreamCreate, (CUstream *, unsigned))
 FAKE_PROTO(cuStreamDestroy, (CUstream))
 FAKE_PROTO(cuMemcpyHtoD, (CUdeviceptr, const void *, size_t))
 FAKE_PROTO(cuMemcpyDtoH, (void *, CUdeviceptr, size_t))
+FAKE_PROTO(cuLaunchKernelEx,
+	   (const CUlaunchConfig *, CUfunction, void **, void **))
 #undef FAKE_PROTO
 
 enum fop_type {
@@ -177,11 +179,12 @@ static void run_op(struct CUstream_st *s, struct fop *o)
 	case F_HOST:
 		o->fn(o->arg);
 		break;
-	case F_KERNEL: /* cxlmpi_[wait_]copy_flag(...) */
+	case F_KERNEL: /* cxlmpi_{send,recv}_small(...) */
 		if (o->wait_at)
 			wait_geq(o->wait_at, o->wait_v);
 		memcpy(o->dst, o->src, o->n);
-		atomic_thread_fence(memory_order_seq_cst); /* membar.sys */
+		atomic_thread_fence(
+			memory_order_seq_cst); /* the release fence */
 		if (o->m.dstDevice)
 			__atomic_store_n((uint64_t *)(uintptr_t)o->m.dstDevice,
 					 o->v, __ATOMIC_SEQ_CST);
@@ -493,13 +496,14 @@ API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *arg)
 	return push(s, &o);
 }
 
-/* the module: the PTX libcxlmpi hands over, checked for its kernel */
-static int the_module, the_function, the_wait_function;
+/* the module: the PTX libcxlmpi hands over, checked for its kernels */
+static int the_module, the_send, the_recv;
 
 API CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
-	if (!image || !strstr(image, ".entry cxlmpi_wait_copy_flag(") ||
-	    !strstr(image, "membar.sys") || !strstr(image, "bar.sync"))
+	if (!image || !strstr(image, ".entry cxlmpi_send_small(") ||
+	    !strstr(image, ".entry cxlmpi_recv_small(") ||
+	    !strstr(image, "fence.acq_rel.sys") || !strstr(image, "bar.sync"))
 		return CUDA_ERROR_INVALID_VALUE;
 	*m = (CUmodule)&the_module;
 	return CUDA_SUCCESS;
@@ -509,13 +513,47 @@ API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
 	if (m != (CUmodule)&the_module)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!strcmp(name, "cxlmpi_copy_flag"))
-		*f = (CUfunction)&the_function;
-	else if (!strcmp(name, "cxlmpi_wait_copy_flag"))
-		*f = (CUfunction)&the_wait_function;
+	if (!strcmp(name, "cxlmpi_send_small"))
+		*f = (CUfunction)&the_send;
+	else if (!strcmp(name, "cxlmpi_recv_small"))
+		*f = (CUfunction)&the_recv;
 	else
 		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
+}
+
+/* Both kernels: (wait at, wait value, dst, src, n, store at, value):
+ * *wait >= value (0: at once), the copy, a fence, the store (0: none). */
+static CUresult launch(CUfunction f, unsigned gx, unsigned bx, CUstream s,
+		       void **args, void **extra)
+{
+	struct fop o = { .type = F_KERNEL };
+	CUdeviceptr put;
+
+	if ((f != (CUfunction)&the_send && f != (CUfunction)&the_recv) ||
+	    !args || extra || !gx || !bx || bx > 1024)
+		return CUDA_ERROR_INVALID_VALUE;
+	o.wait_at = (uint64_t *)(uintptr_t) * (CUdeviceptr *)args[0];
+	o.wait_v = *(uint64_t *)args[1];
+	o.dst = (void *)(uintptr_t) * (CUdeviceptr *)args[2];
+	o.src = (const void *)(uintptr_t) * (CUdeviceptr *)args[3];
+	o.n = (size_t) * (uint64_t *)args[4];
+	put = *(CUdeviceptr *)args[5];
+	o.v = *(uint64_t *)args[6];
+	/* a kernel reaches device memory and registered host memory only */
+	if ((o.wait_v &&
+	     (((uintptr_t)o.wait_at & 7) || !find((uintptr_t)o.wait_at, 8))) ||
+	    (o.n &&
+	     (!find((uintptr_t)o.dst, o.n) || !find((uintptr_t)o.src, o.n))) ||
+	    (put && ((put & 7) || !find((uintptr_t)put, 8)))) {
+		fprintf(stderr, "fake_cuda: a small-message kernel on memory "
+				"that is not registered or device memory\n");
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (!o.wait_v)
+		o.wait_at = NULL;
+	o.m.dstDevice = put;
+	return push(s, &o);
 }
 
 API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -523,41 +561,26 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 			    unsigned shmem, CUstream s, void **args,
 			    void **extra)
 {
-	struct fop o = { .type = F_KERNEL };
-	CUdeviceptr flag;
-
 	(void)gy;
 	(void)gz;
 	(void)by;
 	(void)bz;
 	(void)shmem;
-	if ((f != (CUfunction)&the_function &&
-	     f != (CUfunction)&the_wait_function) ||
-	    !args || extra || !gx || !bx)
+	return launch(f, gx, bx, s, args, extra);
+}
+
+/* Programmatic stream serialization lets a real GPU start the next kernel
+ * early; the kernels wait for their predecessors before they touch user
+ * memory, so running each in stream order is one of its executions. */
+API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
+			      void **args, void **extra)
+{
+	if (!c || c->numAttrs != 1 || !c->attrs ||
+	    c->attrs[0].id !=
+		    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION ||
+	    c->attrs[0].value.programmaticStreamSerializationAllowed != 1)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (f == (CUfunction)&the_wait_function) {
-		o.wait_at = (uint64_t *)(uintptr_t) * (CUdeviceptr *)args[0];
-		o.wait_v = *(uint64_t *)args[1];
-		if (((uintptr_t)o.wait_at & 7) ||
-		    !find((uintptr_t)o.wait_at, 8))
-			return CUDA_ERROR_INVALID_VALUE;
-		args += 2;
-	}
-	o.dst = (void *)(uintptr_t) * (CUdeviceptr *)args[0];
-	o.src = (const void *)(uintptr_t) * (CUdeviceptr *)args[1];
-	o.n = (size_t) * (uint64_t *)args[2];
-	flag = *(CUdeviceptr *)args[3];
-	o.v = *(uint64_t *)args[4];
-	/* a kernel reaches device memory and registered host memory only */
-	if ((o.n &&
-	     (!find((uintptr_t)o.dst, o.n) || !find((uintptr_t)o.src, o.n))) ||
-	    (flag && ((flag & 7) || !find((uintptr_t)flag, 8)))) {
-		fprintf(stderr, "fake_cuda: cxlmpi_copy_flag on memory that "
-				"is not registered or device memory\n");
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	o.m.dstDevice = flag;
-	return push(s, &o);
+	return launch(f, c->gridDimX, c->blockDimX, c->hStream, args, extra);
 }
 
 API CUresult cuPointerGetAttribute(void *out, int attr, CUdeviceptr p)

@@ -6,6 +6,7 @@
  *
  *   gpu_stream test [mixed]   the cases below; mixed: rank 1 uses a
  *                             THREAD queue and host buffers
+ *   gpu_stream bench-small    the GPU queue alone, 8 B to 4 KiB
  *   gpu_stream bench          one-way latency and bandwidth: GPU queue,
  *                             host-staged MPI, THREAD queue (a table)
  *
@@ -496,8 +497,11 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* one-way time of n bytes (half a ping-pong), best of 3 runs */
-static double bench_queue(MPIS_Queue q, uint64_t n, int iters)
+/* one-way time of n bytes (half a ping-pong), best of `runs` runs;
+ * *enq: the enqueueing's share of that run (the host's calls before the
+ * final wait: near 1, the figure is the host's speed, not the GPU's) */
+static double bench_queue(MPIS_Queue q, uint64_t n, int iters, int runs,
+			  double *enq)
 {
 	uint8_t *sb = buf_alloc(n), *rb = buf_alloc(n);
 	MPIS_Request rq[2];
@@ -508,8 +512,8 @@ static double bench_queue(MPIS_Queue q, uint64_t n, int iters)
 	MPIS_Recv_init(rb, (MPI_Count)n, MPI_BYTE, 1 - rank, 4, MPI_COMM_WORLD,
 		       MPI_INFO_NULL, &rq[1]);
 	MPIS_Matchall(2, rq, MPI_STATUSES_IGNORE);
-	for (int run = 0; run < 3; run++) {
-		double t;
+	for (int run = 0; run < runs; run++) {
+		double t, e;
 
 		MPI_Barrier(MPI_COMM_WORLD);
 		t = now_s();
@@ -525,12 +529,18 @@ static double bench_queue(MPIS_Queue q, uint64_t n, int iters)
 				MPIS_Enqueue_waitall(q);
 			}
 		}
+		e = now_s() - t;
 		if (queue_done(q))
 			FAIL("bench %llu B: queue error",
 			     (unsigned long long)n);
-		t = (now_s() - t) / iters / 2;
-		if (t < best)
+		t = now_s() - t;
+		e /= t;
+		t /= iters * 2;
+		if (t < best) {
 			best = t;
+			if (enq)
+				*enq = e;
+		}
 	}
 	MPIS_Request_freeall(2, rq);
 	MPIS_Free_mem(sb);
@@ -579,6 +589,26 @@ static double bench_staged(uint64_t n, int iters)
 	return best;
 }
 
+/* the GPU queue alone at small sizes, best of 5: for comparing builds */
+static void bench_small(void)
+{
+	static const uint64_t sizes[] = { 8, 64, 512, 4096 };
+	MPIS_Queue gq = new_queue();
+
+	if (rank == 0)
+		printf("| size | GPU queue one-way (us) | enqueue share |\n"
+		       "|---:|---:|---:|\n");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		double e = 0, g = bench_queue(gq, sizes[i], 2000, 5, &e);
+
+		if (rank == 0)
+			printf("| %llu | %.2f | %.2f |\n",
+			       (unsigned long long)sizes[i], g * 1e6, e);
+		fflush(stdout);
+	}
+	MPIS_Queue_free(&gq);
+}
+
 static void bench(void)
 {
 	static const uint64_t sizes[] = { 8,	  1024,	   16384,
@@ -593,12 +623,12 @@ static void bench(void)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		uint64_t n = sizes[i];
 		int iters = n >= 1048576 ? 50 : 500;
-		double g = bench_queue(gq, n, iters);
+		double g = bench_queue(gq, n, iters, 3, NULL);
 		double s = bench_staged(n, iters);
 		double t;
 
 		host_only = true; /* the THREAD queue on host buffers */
-		t = bench_queue(tq, n, iters);
+		t = bench_queue(tq, n, iters, 3, NULL);
 		host_only = false;
 		if (rank == 0)
 			printf("| %llu | %.2f | %.2f | %.2f | %.2f | %.2f | "
@@ -630,8 +660,11 @@ int main(int argc, char **argv)
 	mixed = argc > 2 && !strcmp(argv[2], "mixed");
 	test_cuda_load(&cu);
 	cu.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING);
-	if (!strcmp(what, "bench")) {
-		bench();
+	if (!strcmp(what, "bench") || !strcmp(what, "bench-small")) {
+		if (what[5])
+			bench_small();
+		else
+			bench();
 		MPI_Finalize();
 		return fails != 0;
 	}
