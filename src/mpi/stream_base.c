@@ -43,12 +43,13 @@ void stream_obj_name(char *buf, size_t len, const char *kind)
 
 int stream_fail(int code, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
-	fputs("libcxlmpi: stream: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* one write: the lines of several ranks do not interleave */
+	fprintf(stderr, "libcxlmpi: stream: %s\n", msg);
 	return code;
 }

@@ -94,8 +94,8 @@ struct gpu_queue {
  */
 static int cu_fail(CUresult rc, const char *what);
 
-#define KERNEL_MAX 4096u
-#define KERNEL_THREADS 256u
+#define KERNEL_MAX 65536u
+#define KERNEL_THREADS 1024u
 
 /* The copy of p_n bytes from p_src to p_dst by the block: 8-byte words
  * when both addresses and the length allow, else bytes. volatile: at
@@ -178,10 +178,10 @@ static int cu_fail(CUresult rc, const char *what);
  * kernels before this one to end (sm_90; empty before) */
 #define PTX_SEND(EARLY, DONE)          \
 	PTX_ENTRY("cxlmpi_send_small") \
-	EARLY PTX_WAIT DONE "	bar.sync 0;\n" PTX_COPY PTX_PUBLISH
+	PTX_WAIT DONE EARLY "	bar.sync 0;\n" PTX_COPY PTX_PUBLISH
 #define PTX_RECV(EARLY, DONE)          \
 	PTX_ENTRY("cxlmpi_recv_small") \
-	PTX_WAIT "	bar.sync 0;\n" EARLY DONE PTX_COPY PTX_PUBLISH
+	EARLY PTX_WAIT "	bar.sync 0;\n" DONE PTX_COPY PTX_PUBLISH
 #define PTX_HEAD(target, version) \
 	".version " version "\n.target " target "\n.address_size 64\n"
 #define SM90_EARLY "	griddepcontrol.launch_dependents;\n"

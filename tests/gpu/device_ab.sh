@@ -28,9 +28,9 @@ for r in $(seq "$rounds"); do
 			MPIR_CVAR_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1 \
 			timeout -k 5 60 "$S/mpich/bin/mpiexec" -n 2 \
 			"$root/tests/mpi/hostwrap.sh" "$S/bin/mpich_gpu_stream" \
-			bench-small >"$d/out" 2>&1
+			"${AB_WHAT:-bench-small}" >"$d/out" 2>&1
 		echo "device_ab: rc $?"
-		grep -E "^\||libcxlmpi|FAIL|rror" "$d/out" | head -12
+		grep -E "^\||gpu_stream|FAIL|rror" "$d/out" | head -12
 		rm -rf "$d"
 	done
 done

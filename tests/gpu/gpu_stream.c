@@ -6,7 +6,7 @@
  *
  *   gpu_stream test [mixed]   the cases below; mixed: rank 1 uses a
  *                             THREAD queue and host buffers
- *   gpu_stream bench-small    the GPU queue alone, 8 B to 4 KiB
+ *   gpu_stream bench-small    the GPU queue alone, 8 B to 64 KiB
  *   gpu_stream bench          one-way latency and bandwidth: GPU queue,
  *                             host-staged MPI, THREAD queue (a table)
  *
@@ -592,7 +592,7 @@ static double bench_staged(uint64_t n, int iters)
 /* the GPU queue alone at small sizes, best of 5: for comparing builds */
 static void bench_small(void)
 {
-	static const uint64_t sizes[] = { 8, 64, 512, 4096 };
+	static const uint64_t sizes[] = { 8, 512, 4096, 16384, 65536 };
 	MPIS_Queue gq = new_queue();
 
 	if (rank == 0)
