@@ -51,18 +51,25 @@ run_one() {
 	case $setup in
 	tcp-4hosts)
 		timeout 300 "$CXLRUN" -t tcp --mpi ompi -n 4 -H 4 "${envs[@]}" "./$prog" >"$out" 2>&1
+		rc=$?
 		;;
 	sm-1host)
+		d=$(mktemp -d /tmp/dynwin-prte-XXXXXX)
 		timeout 120 "$MPIRUN" --allow-run-as-root --oversubscribe -n 4 \
-			--mca pml ob1 --mca btl self,sm --mca osc rdma "./$prog" >"$out" 2>&1
+			--prtemca prte_tmpdir_base "$d" --mca pml ob1 \
+			--mca btl self,sm --mca osc rdma "./$prog" >"$out" 2>&1
+		rc=$?
+		rm -rf "$d"
 		;;
 	cxl-4hosts)
 		timeout 300 "$CXLRUN" --mpi ompi -n 4 -H 4 --coherence coherent \
 			"${envs[@]}" "./$prog" >"$out" 2>&1
+		rc=$?
 		;;
 	mpich-cxl)
 		timeout 300 "$CXLRUN" -n 4 -H 4 --coherence coherent \
 			"$TM/$prog" >"$out" 2>&1
+		rc=$?
 		;;
 	cxl-1host)
 		d=$(mktemp -d /dev/shm/dynwin-XXXXXX)
@@ -70,12 +77,13 @@ run_one() {
 			FI_PROVIDER=cxl FI_PROVIDER_PATH=$REPO/build/src/fabric \
 			OMPI_MCA_opal_common_ofi_provider_include=cxl \
 			timeout 120 "$MPIRUN" --allow-run-as-root --oversubscribe -n 4 \
-			--mca pml cm --mca mtl ofi --mca btl self,ofi --mca osc ^ucx \
+			--prtemca prte_tmpdir_base "$d/prte" --mca pml cm \
+			--mca mtl ofi --mca btl self,ofi --mca osc ^ucx \
 			"$REPO/tests/mpi/hostwrap.sh" "./$prog" >"$out" 2>&1
+		rc=$?
 		rm -rf "$d"
 		;;
 	esac
-	rc=$?
 	if [ $rc -eq 0 ] && grep -aq "No Errors" "$out"; then
 		echo pass
 	elif grep -aq MPI_ERR_RMA_RANGE "$out"; then
