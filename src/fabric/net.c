@@ -253,9 +253,10 @@ void cxlfi_net_progress(struct cxlfi_net *n)
 {
 	struct fi_cq_tagged_entry e;
 
-	/* Completions go straight to the owner (FI_PEER): these reads only
-	 * drive the provider's progress and return nothing. */
+	/* Completions go straight to the owner (FI_PEER): this read only
+	 * drives the provider's progress and returns nothing. One CQ is
+	 * enough: a read progresses every endpoint bound to the CQ, sends
+	 * and receives alike (the util CQ's progress), and a second read
+	 * would poll the sockets twice per call. */
 	(void)fi_cq_read(n->tx_cq, &e, 0);
-	if (n->rx_cq != n->tx_cq)
-		(void)fi_cq_read(n->rx_cq, &e, 0);
 }
