@@ -53,13 +53,15 @@ enum sreq_state {
  *           bytes 16..63: the first 48 bytes of a stamped message),
  *           then cap bytes of data. A stamped message (every message of
  *           a channel of up to CHAN_STAMP_MAX bytes, else up to
- *           CHAN_SMALL bytes) goes on in the data lines as stamped
- *           lines: word 0 the sequence number, words 1..7 the next 56
- *           bytes; such a channel's slots are long enough for them.
+ *           CHAN_SMALL bytes; on a plain channel, a GPU receive's, up
+ *           to CHAN_INLINE bytes, the flag's line alone) goes on in the
+ *           data lines as stamped lines: word 0 the sequence number,
+ *           words 1..7 the next 56 bytes; such a channel's slots are
+ *           long enough for them.
  */
 struct chan_hdr {
 	uint64_t magic, nslots, cap, stride, size;
-	uint64_t smax; /* the largest stamped message; 0: none (plain) */
+	uint64_t smax; /* the largest stamped message (plain: CHAN_INLINE) */
 };
 #define CHAN_CONSUMED 64u
 #define CHAN_SENDER 128u
@@ -104,7 +106,7 @@ struct chan {
 	char name[64];
 	bool creator; /* the receiver: destroys the name when freed */
 	uint64_t nslots, cap, stride;
-	uint64_t smax; /* messages of up to smax bytes are stamped (0: none) */
+	uint64_t smax; /* messages of up to smax bytes are stamped */
 	uint8_t *base;
 	uint64_t credit;       /* sender: the receiver's credit as last read */
 	uint64_t taken, given; /* receiver: messages consumed; published */

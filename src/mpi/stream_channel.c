@@ -70,6 +70,12 @@ static uint64_t stamp_max(uint64_t cap)
 	return cap <= CHAN_STAMP_MAX ? cap : CHAN_SMALL;
 }
 
+/* A plain channel's: only messages that fit the flag's line. */
+static uint64_t plain_stamp_max(uint64_t cap)
+{
+	return cap < CHAN_INLINE ? cap : CHAN_INLINE;
+}
+
 /* Bytes per slot: the header line and the data, or the stamped lines of
  * the largest stamped message (smax, 0: none), whichever is longer. */
 static uint64_t slot_stride(uint64_t cap, uint64_t smax)
@@ -114,9 +120,10 @@ int chan_create(struct chan *c, uint64_t cap, int peer, bool plain,
 	memset(c, 0, sizeof(*c));
 	c->nslots = slots_from_env(cap);
 	c->cap = cap;
-	/* a receive into GPU memory: a copy engine reads its messages,
-	 * which it does in one copy, not line by line */
-	c->smax = plain ? 0 : stamp_max(cap);
+	/* a receive into GPU memory: its messages are read in one copy,
+	 * not line by line, but those that fit the flag's line go there,
+	 * so that one read of the line gets the flag and the data */
+	c->smax = plain ? plain_stamp_max(cap) : stamp_max(cap);
 	c->stride = slot_stride(cap, c->smax);
 	stream_obj_name(c->name, sizeof(c->name), "chan");
 	if (cxl_obj_create(p, c->name, CHAN_SLOTS + c->nslots * c->stride,
@@ -205,7 +212,8 @@ int chan_open(struct chan *c, const struct chan_desc *d, uint64_t need,
 	if (d->magic != CHAN_MAGIC || !memchr(d->name, 0, sizeof(d->name)) ||
 	    d->nslots < 1 || d->nslots > STREAM_MAX_SLOTS ||
 	    d->cap > STREAM_MAX_BYTES ||
-	    (d->smax && d->smax != stamp_max(d->cap)) ||
+	    (d->smax != stamp_max(d->cap) &&
+	     d->smax != plain_stamp_max(d->cap)) ||
 	    d->stride != slot_stride(d->cap, d->smax) ||
 	    d->size < CHAN_SLOTS + d->nslots * d->stride ||
 	    !beat_name_ok(d->beat))

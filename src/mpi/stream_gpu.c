@@ -182,18 +182,68 @@ static int cu_fail(CUresult rc, const char *what);
 #define PTX_RECV(EARLY, DONE)          \
 	PTX_ENTRY("cxlmpi_recv_small") \
 	EARLY PTX_WAIT "	bar.sync 0;\n" DONE PTX_COPY PTX_PUBLISH
+/* A receive of up to LINE_MAX bytes, which lie in the flag's line
+ * (bytes 16..31): lanes 0..3 of the one warp read the line's first 32
+ * bytes at system scope in one access, lane 0's word (the flag)
+ * decides for all (vote), and lanes 2 and 3 store their words' bytes of
+ * the message. One read of the pool instead of two (the flag, then the
+ * data): the sender wrote the data before it fenced and stored the
+ * flag, and a 32-byte read of one line returns it as it was at one
+ * moment, so a new flag comes with its data (as a CXL device reads a
+ * line whole). */
+#define PTX_RECV_LINE(EARLY, DONE)                                       \
+	PTX_ENTRY("cxlmpi_recv_line")                                    \
+	"	.reg .pred %q<4>;\n"                                           \
+	"	.reg .b64 %x<6>;\n" EARLY "	setp.lt.u32 %q0, %r1, 4;\n"  \
+	"	setp.eq.u32 %q2, %r1, 0;\n"                                    \
+	"	cvt.u64.u32 %x0, %r1;\n"                                       \
+	"	shl.b64 %x0, %x0, 3;\n"                                        \
+	"	add.u64 %x1, %rd4, %x0;\n"                                     \
+	"	mov.u64 %rd9, 0;\n"                                            \
+	"LPOLL:\n"                                                       \
+	"	@%q0 ld.relaxed.sys.u64 %rd9, [%x1];\n"                        \
+	"	setp.ge.u64 %q1, %rd9, %rd5;\n"                                \
+	"	and.pred %q1, %q1, %q2;\n"                                     \
+	"	vote.sync.any.pred %q1, %q1, -1;\n"                            \
+	"	@!%q1 bra LPOLL;\n"                                            \
+	"	fence.acq_rel.sys;\n" DONE "	setp.lt.u32 %q3, %r1, 2;\n" \
+	"	@%q3 bra STORED;\n"                                            \
+	"	@!%q0 bra STORED;\n"                                           \
+	"	sub.u64 %x2, %x0, 16;\n"                                       \
+	"	setp.ge.u64 %q3, %x2, %rd3;\n"                                 \
+	"	@%q3 bra STORED;\n"                                            \
+	"	add.u64 %x3, %rd1, %x2;\n"                                     \
+	"	sub.u64 %x4, %rd3, %x2;\n"                                     \
+	"	min.u64 %x4, %x4, 8;\n"                                        \
+	"	and.b64 %x5, %x3, 7;\n"                                        \
+	"	setp.ne.u64 %q3, %x5, 0;\n"                                    \
+	"	setp.lt.or.u64 %q3, %x4, 8, %q3;\n"                            \
+	"	@%q3 bra LBYTE;\n"                                             \
+	"	st.u64 [%x3], %rd9;\n"                                         \
+	"	bra STORED;\n"                                                 \
+	"LBYTE:\n"                                                       \
+	"	cvt.u32.u64 %r3, %rd9;\n"                                      \
+	"	st.u8 [%x3], %r3;\n"                                           \
+	"	shr.u64 %rd9, %rd9, 8;\n"                                      \
+	"	add.u64 %x3, %x3, 1;\n"                                        \
+	"	sub.u64 %x4, %x4, 1;\n"                                        \
+	"	setp.ne.u64 %q3, %x4, 0;\n"                                    \
+	"	@%q3 bra LBYTE;\n"                                             \
+	"STORED:\n" PTX_PUBLISH
 #define PTX_HEAD(target, version) \
 	".version " version "\n.target " target "\n.address_size 64\n"
 #define SM90_EARLY "	griddepcontrol.launch_dependents;\n"
 #define SM90_DONE "	griddepcontrol.wait;\n"
 
 static const char small_ptx_sm90[] = PTX_HEAD("sm_90", "7.8")
-	PTX_SEND(SM90_EARLY, SM90_DONE) PTX_RECV(SM90_EARLY, SM90_DONE);
-static const char small_ptx_sm70[] =
-	PTX_HEAD("sm_70", "7.0") PTX_SEND("", "") PTX_RECV("", "");
+	PTX_SEND(SM90_EARLY, SM90_DONE) PTX_RECV(SM90_EARLY, SM90_DONE)
+		PTX_RECV_LINE(SM90_EARLY, SM90_DONE);
+static const char small_ptx_sm70[] = PTX_HEAD("sm_70", "7.0") PTX_SEND("", "")
+	PTX_RECV("", "") PTX_RECV_LINE("", "");
 
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
-static CUfunction send_small, recv_small; /* NULL: not available */
+#define LINE_MAX 16u /* the line receive's largest message */
+static CUfunction send_small, recv_small, recv_line; /* NULL: none */
 static bool small_pdl; /* launched with programmatic serialization */
 static const struct cuda_driver *kernel_cu;
 
@@ -208,8 +258,11 @@ static CUresult load_module(const char *ptx)
 	if (rc == CUDA_SUCCESS)
 		rc = kernel_cu->cuModuleGetFunction(&recv_small, m,
 						    "cxlmpi_recv_small");
+	if (rc == CUDA_SUCCESS)
+		rc = kernel_cu->cuModuleGetFunction(&recv_line, m,
+						    "cxlmpi_recv_line");
 	if (rc != CUDA_SUCCESS)
-		send_small = recv_small = NULL;
+		send_small = recv_small = recv_line = NULL;
 	return rc;
 }
 
@@ -287,7 +340,9 @@ static bool on_device(const struct cuda_driver *cu, const void *p);
  * can). */
 static bool use_kernel(struct gpu_queue *q, MPIS_Request r, uint64_t len)
 {
-	if (!send_small || r->ch.smax || len > KERNEL_MAX)
+	/* plain data, or a message in the flag's line alone */
+	if (!send_small || len > KERNEL_MAX ||
+	    (chan_stamped(&r->ch, len) && len > CHAN_INLINE))
 		return false;
 	if (!r->gpu_devbuf)
 		r->gpu_devbuf = on_device(q->cu, r->buf) ? 1 : -1;
@@ -501,6 +556,15 @@ static int copy_stamped(struct gpu_queue *q, uint64_t *hdr, uint8_t *buf,
 	return rc;
 }
 
+/* Where a kernel's message lies in slot hdr: in the flag's line if it is
+ * stamped (use_kernel: then it fits there), else in the data lines. */
+static CUdeviceptr kernel_data(const struct chan *c, uint64_t *hdr,
+			       uint64_t len)
+{
+	return D((uint8_t *)hdr +
+		 (chan_stamped(c, len) ? CHAN_INLINE_OFF : CXL_LINE));
+}
+
 static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 {
 	struct chan *c = &r->ch;
@@ -518,9 +582,8 @@ static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 			rc = note_wait(q, r, consumed, credit);
 		return rc ? rc
 			  : launch_small(q, send_small, D(consumed), credit,
-					 D((uint8_t *)hdr + CXL_LINE),
-					 U(r->buf), len, D(hdr),
-					 chan_flag(k, len));
+					 kernel_data(c, hdr, len), U(r->buf),
+					 len, D(hdr), chan_flag(k, len));
 	}
 	if (credit)
 		rc = wait_geq(q, r, consumed, credit);
@@ -528,8 +591,8 @@ static int send_start(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 		rc = write64(q, hdr, chan_flag(k, len));
 	if (!rc && use_kernel(q, r, len))
 		return launch_small(q, send_small, D(consumed), 0,
-				    D((uint8_t *)hdr + CXL_LINE), U(r->buf),
-				    len, 0, 0);
+				    kernel_data(c, hdr, len), U(r->buf), len, 0,
+				    0);
 	if (!rc && chan_stamped(c, len)) {
 		rc = copy_stamped(q, hdr, r->buf, len, true);
 		/* each stamp after its line's data (the write's barrier) */
@@ -553,13 +616,16 @@ static int recv_wait(struct gpu_queue *q, MPIS_Request r, uint64_t k)
 
 	/* any length: a different one is caught by the size check */
 	if (use_kernel(q, r, len)) {
-		/* the flag wait, the copy out and the credit in one kernel */
+		/* the flag wait, the copy out and the credit in one kernel;
+		 * up to LINE_MAX bytes one read of the line gets them all */
+		bool line = chan_stamped(c, len) && len <= LINE_MAX;
+
 		rc = note_wait(q, r, hdr, (k & 0xffffffffu) << 32);
 		return rc ? rc
 			  : launch_small(
-				    q, recv_small, D(hdr),
+				    q, line ? recv_line : recv_small, D(hdr),
 				    (k & 0xffffffffu) << 32, U(r->buf),
-				    D((uint8_t *)hdr + CXL_LINE), len,
+				    kernel_data(c, hdr, len), len,
 				    D((uint64_t *)(c->base + CHAN_CONSUMED)),
 				    k);
 	}

@@ -10,7 +10,7 @@
  *                                    default memory barrier)
  *   cuStreamWaitValue64 (GEQ)        load until *addr >= value
  *   cuLaunchHostFunc                 the call
- *   cuLaunchKernel[Ex] (cxlmpi_send_small and cxlmpi_recv_small, the
+ *   cuLaunchKernel[Ex] (cxlmpi_send_small, cxlmpi_recv_small and _line, the
  *                  kernels libcxlmpi loads: its PTX must hold them)
  *                                    (a wait,) memcpy, a fence, the flag
  *                                    or credit store
@@ -497,12 +497,13 @@ API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *arg)
 }
 
 /* the module: the PTX libcxlmpi hands over, checked for its kernels */
-static int the_module, the_send, the_recv;
+static int the_module, the_send, the_recv, the_recv_line;
 
 API CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
 	if (!image || !strstr(image, ".entry cxlmpi_send_small(") ||
 	    !strstr(image, ".entry cxlmpi_recv_small(") ||
+	    !strstr(image, ".entry cxlmpi_recv_line(") ||
 	    !strstr(image, "fence.acq_rel.sys") || !strstr(image, "bar.sync"))
 		return CUDA_ERROR_INVALID_VALUE;
 	*m = (CUmodule)&the_module;
@@ -517,6 +518,8 @@ API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 		*f = (CUfunction)&the_send;
 	else if (!strcmp(name, "cxlmpi_recv_small"))
 		*f = (CUfunction)&the_recv;
+	else if (!strcmp(name, "cxlmpi_recv_line"))
+		*f = (CUfunction)&the_recv_line;
 	else
 		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
@@ -530,7 +533,8 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned bx, CUstream s,
 	struct fop o = { .type = F_KERNEL };
 	CUdeviceptr put;
 
-	if ((f != (CUfunction)&the_send && f != (CUfunction)&the_recv) ||
+	if ((f != (CUfunction)&the_send && f != (CUfunction)&the_recv &&
+	     f != (CUfunction)&the_recv_line) ||
 	    !args || extra || !gx || !bx || bx > 1024)
 		return CUDA_ERROR_INVALID_VALUE;
 	o.wait_at = (uint64_t *)(uintptr_t) * (CUdeviceptr *)args[0];
