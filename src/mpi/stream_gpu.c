@@ -85,12 +85,14 @@ struct gpu_queue {
  * On Hopper and later (sm_90) the kernels are launched with programmatic
  * stream serialization: the next kernel of the stream may start before
  * this one ends, and waits (griddepcontrol.wait) for it to finish before
- * touching the user's buffer. A receive lets its successor start once
- * its flag is seen, so the next send's launch and credit poll overlap
- * the copy out instead of following it; a send lets its successor start
- * at once (a receive then polls its flag early). What the stream orders
- * is unchanged: a kernel reads or writes user memory only after all
- * work before it on the stream is complete and visible.
+ * touching the user's buffer. A receive lets its successor start at
+ * once, so the next send's launch and credit poll overlap the receive's
+ * wait and copy instead of following them; a send lets its successor
+ * start once its own predecessors are done, so at most three of these
+ * kernels are resident. What the stream orders is unchanged: a kernel
+ * reads or writes user memory only after all work before it on the
+ * stream is complete and visible. A receive of up to LINE_MAX bytes
+ * takes flag and data in one read (cxlmpi_recv_line, below).
  */
 static int cu_fail(CUresult rc, const char *what);
 
