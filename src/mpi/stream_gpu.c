@@ -246,7 +246,9 @@ static const char small_ptx_sm70[] = PTX_HEAD("sm_70", "7.0") PTX_SEND("", "")
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
 #define LINE_MAX 16u /* the line receive's largest message */
 static CUfunction send_small, recv_small, recv_line; /* NULL: none */
-static bool small_pdl; /* launched with programmatic serialization */
+/* launched with programmatic serialization; a refusal seen by any
+ * queue's thread turns it off for all */
+static _Atomic bool small_pdl;
 static const struct cuda_driver *kernel_cu;
 
 static CUresult load_module(const char *ptx)
