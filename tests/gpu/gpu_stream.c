@@ -13,7 +13,8 @@
  * Cases (the reference's multi-backend tests on device buffers: ring,
  * rsend, halo, two_queue, barrier, allreduce), a send from host memory
  * on a GPU queue (refused), and: a one-way stream of 3 * 16
- * messages per size (the slots are reused; a receiver slower than its sender),
+ * messages per size (the slots are reused; the receiver starts 5 ms late,
+ * so the sender must wait for credits),
  * an echo ping-pong per size (48 B inline, stamped lines up to 4 KiB, 1 MiB),
  * the reference's ring with MPIS_Rsend_init and a copy "kernel" between receive
  * and send, barrier and allreduce on device buffers, a send into a GPU receive
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gpu_util.h"
 #include "mpi.h"
@@ -123,6 +125,19 @@ static void qcopy(MPIS_Queue q, void *dst, const void *src, size_t n)
 	}
 }
 
+/* a pause of us microseconds on the queue, in order with the rest */
+static void pause_fn(void *a)
+{
+	usleep((useconds_t)(uintptr_t)a);
+}
+static void qpause(MPIS_Queue q, unsigned us)
+{
+	if (gpu_side())
+		cu.cuLaunchHostFunc(st, pause_fn, (void *)(uintptr_t)us);
+	else
+		CXLMPI_Enqueue_host(q, pause_fn, (void *)(uintptr_t)us);
+}
+
 static MPIS_Queue new_queue(void)
 {
 	MPIS_Queue q = 0;
@@ -165,6 +180,10 @@ static void one_way(MPIS_Queue q, uint64_t n, int rounds)
 			       MPI_INFO_NULL, &r);
 	}
 	MPIS_Matchall(1, &r, MPI_STATUSES_IGNORE);
+	/* the receiver starts late: the sender gets every slot ahead and
+	 * must wait for credits (a sender that does not overwrites) */
+	if (rank == 1)
+		qpause(q, 5000);
 	for (int i = 0; i < rounds; i++) {
 		if (rank == 0)
 			qcopy(q, b, h + (size_t)i * n, n);
