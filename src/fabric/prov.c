@@ -237,12 +237,13 @@ int cxlfi_pool_get(cxl_pool **out)
 			pool_pid = getpid();
 		*out = pool;
 		/* A coherent pool needs no fences, which is what one spanning
-		 * message saves; a message in cells pipelines instead (the
-		 * receiver copies the first cells out while the sender writes
-		 * the next), so there the default is one cell. */
+		 * message saves; a longer message in cells pipelines instead
+		 * (the receiver copies the first cells out while the sender
+		 * writes the next), so there the default is 512 B (measured:
+		 * docs/benchmarks.md, "Decisions"). */
 		if (cxl_pool_mode(pool) == CXL_COH_COHERENT &&
 		    !getenv("FI_CXL_EAGER_MAX"))
-			cxlfi_params.eager_max = 0;
+			cxlfi_params.eager_max = 512;
 	}
 	pthread_mutex_unlock(&pool_lock);
 	return rc;
