@@ -5,13 +5,14 @@
  *
  *   RESULT <test> <size_bytes> <value> <unit>
  *
- * and, for latency over the cxl provider, the coherence operations of all
- * ranks in that size's rounds (coh_probe.h):
+ * and, for latency and bw over the cxl provider, the coherence operations
+ * of all ranks in that size's rounds (coh_probe.h; bw counts the window's
+ * messages, not its acknowledgements):
  *
- *   COH latency <size_bytes> <messages> <flush_lines> ...
+ *   COH latency|bw <size_bytes> <messages> <flush_lines> ...
  *
- *   mpi_bench latency|bw|bibw|mbw|allreduce [--max BYTES] [--quick]
- *             [--iters N] [--batches B]
+ *   mpi_bench latency|bw|bibw|mbw|allreduce [--min BYTES] [--max BYTES]
+ *             [--quick] [--iters N] [--batches B]
  *
  * latency   ping-pong between ranks 0 and 1, one-way time (us); with
  *           --batches B the median of B batches' means, which a machine
@@ -151,7 +152,7 @@ static double allreduce(double *a, double *b, size_t n, int iters)
 
 int main(int argc, char **argv)
 {
-	size_t max = 8u << 20;
+	size_t max = 8u << 20, min = 1;
 	const char *test;
 	int quick = 0, iters = 0;
 	char *sbuf, *rbuf;
@@ -171,15 +172,18 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		if (!rank)
-			fprintf(stderr, "usage: mpi_bench latency|bw|bibw|mbw|"
-					"allreduce [--max BYTES] [--quick] "
-					"[--iters N] [--batches B]\n");
+			fprintf(stderr,
+				"usage: mpi_bench latency|bw|bibw|mbw|"
+				"allreduce [--min BYTES] [--max BYTES] "
+				"[--quick] [--iters N] [--batches B]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	test = argv[1];
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--max") && i + 1 < argc)
 			max = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--min") && i + 1 < argc)
+			min = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--quick"))
 			quick = 1;
 		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
@@ -204,7 +208,9 @@ int main(int argc, char **argv)
 	 * of receive slots at 1 MiB) would be timed as transfer */
 	memset(sbuf, 0, max);
 	memset(rbuf, 0, rlen);
-	for (size_t n = strcmp(test, "allreduce") ? 1 : 8; n <= max; n *= 2) {
+	if (!strcmp(test, "allreduce") && min < 8)
+		min = 8;
+	for (size_t n = min ? min : 1; n <= max; n *= 2) {
 		int it = iters > 0 ? iters : iters_for(n, quick);
 		double v = 0;
 		const char *unit = "MB/s";
@@ -220,13 +226,21 @@ int main(int argc, char **argv)
 					 2 * (uint64_t)(warmup(it) + it), &c0,
 					 rank);
 		} else if (!strcmp(test, "bw") || !strcmp(test, "bibw")) {
-			int both = !strcmp(test, "bibw");
+			int both = !strcmp(test, "bibw"), rounds = it / 8 + 1;
+			struct coh_probe_counters c0 = { { 0 } };
 
+			coh_probe_read(&c0);
 			if (rank < 2)
-				v = stream(sbuf, rbuf, n, it / 8 + 1, 1 - rank,
+				v = stream(sbuf, rbuf, n, rounds, 1 - rank,
 					   rank == 0, both);
 			else
 				MPI_Barrier(MPI_COMM_WORLD);
+			if (!both)
+				coh_probe_report(
+					test, n,
+					(uint64_t)WINDOW *
+						(warmup(rounds) + rounds),
+					&c0, rank);
 		} else if (!strcmp(test, "mbw")) {
 			int half = size / 2, peer, sender;
 			double mine = 0, tot;
