@@ -94,6 +94,15 @@ void cxl_ring_fence(cxl_ring *r);
 int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 		  uint32_t *tag);
 
+/*
+ * Consumer: invalidate [p, p + n) (data a message named, such as a data
+ * slot) and, in the same sweep with one fence, the lines the next
+ * cxl_ring_recv polls. That call then reads the next message's stamp
+ * without a sweep of its own; if the message was not complete when the
+ * lines were swept, it sweeps as usual. Other memory: cxl_inval(p, n).
+ */
+void cxl_ring_inval_with(cxl_ring *r, const void *p, size_t n);
+
 /* Largest message: the payload of span cells. */
 size_t cxl_ring_max_msg(const cxl_ring *r);
 

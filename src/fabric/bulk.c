@@ -429,13 +429,31 @@ static int xa_open_rx(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	return 0;
 }
 
-/* Return token tok of the sender's area: store its generation. */
+/* Return token tok of the sender's area: store its generation. The copy
+ * out of the slot or buffer is complete: stores are not reordered with
+ * older loads. A sender waiting for this token (pointer passing, delivery
+ * complete) gets it fenced now; a data slot's return shares the fence
+ * owed at the end of this progress call (cxlfi_ep_settle): until then the
+ * store is only late, and a stream of slots pays one fence per call. */
 static void tok_return(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t tok,
-		       uint64_t gen)
+		       uint64_t gen, bool waited)
 {
-	/* the copy out of the slot or buffer is complete (program order);
-	 * the NT store and its fence publish the return */
-	cxl_flag_set(ep->dom->pool, done_word(&pe->bkrx, tok), gen);
+	if (waited) {
+		cxl_flag_set(ep->dom->pool, done_word(&pe->bkrx, tok), gen);
+		return;
+	}
+	cxl_nt_store64(ep->dom->pool, done_word(&pe->bkrx, tok), gen);
+	ep->fence_due = true;
+}
+
+/* Copy n bytes that a message from pe named out of the pool. The sweep
+ * of [src, src + n) also covers the next poll of pe's ring, with the one
+ * fence both need: a stream of such messages pays one fence each. */
+static void copy_in(struct cxlfi_peer *pe, uint8_t *dst, const uint8_t *src,
+		    size_t n)
+{
+	cxl_ring_inval_with(pe->rx, src, n);
+	memcpy(dst, src, n);
 }
 
 size_t cxlfi_bulk_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
@@ -451,9 +469,8 @@ size_t cxlfi_bulk_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		return 0;
 	src = slot_ptr(&pe->bkrx, d.tok);
 	if (dst && cap)
-		cxl_copy_from_pool(ep->dom->pool, dst, src,
-				   d.len < cap ? d.len : cap);
-	tok_return(ep, pe, d.tok, d.gen);
+		copy_in(pe, dst, src, d.len < cap ? d.len : cap);
+	tok_return(ep, pe, d.tok, d.gen, false);
 	return d.len;
 }
 
@@ -473,8 +490,8 @@ size_t cxlfi_ptr_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	/* the range must be the rest of the message and lie in the pool */
 	src = d.len == want ? cxl_pool_ptr(pool, d.off, d.len) : NULL;
 	if (src && dst && cap)
-		cxl_copy_from_pool(pool, dst, src, d.len < cap ? d.len : cap);
-	tok_return(ep, pe, d.h.tok, d.h.gen); /* the sender may reuse it now */
+		copy_in(pe, dst, src, d.len < cap ? d.len : cap);
+	tok_return(ep, pe, d.h.tok, d.h.gen, true); /* the sender waits */
 	return src ? d.len : 0;
 }
 
@@ -502,7 +519,8 @@ void cxlfi_ack_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		tok_return(ep, pe, d.tok,
 			   (d.gen & XA_GEN_MASK) |
 				   (uint64_t)(uint32_t)pe->ack_err
-					   << XA_ERR_SHIFT);
+					   << XA_ERR_SHIFT,
+			   true);
 	pe->ack_err = 0;
 }
 

@@ -186,7 +186,7 @@ struct cxlfi_ep {
 	size_t cell_payload;		  /* payload of one ring cell */
 	size_t eager_payload; /* of one ring message (cells it may span) */
 	size_t rx_cap;	      /* rx_scratch: the largest sender's message */
-	bool fence_due;	      /* eager cells written back, not fenced yet */
+	bool fence_due;	      /* pool writes not fenced yet (settle) */
 	bool warned_unexp;
 	uint64_t watch_ms;     /* last peer liveness check */
 	struct cxl_obj xa;     /* our transfer area "cxlfi.bk.<index>" */

@@ -186,6 +186,7 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 		if (pe->rx && !pe->rx_broken)
 			drain(ep, pe);
 	cxlfi_netpath_progress(ep); /* peers outside the pool, if any */
+	cxlfi_ep_settle(ep);	    /* what this call wrote: one fence */
 	if (cxlfi_params.stats)
 		account_poll(&c0, cells0);
 }

@@ -19,6 +19,9 @@
  *   consumer: max(L, poll_lines) invalidations + 1 fence (2 if L exceeds
  *   the sweep: poll_lines after an empty poll, else the previous
  *   message's lines), plus one head store + fence every head_batch cells.
+ *   A consumer that copies data a message named (a data slot) sweeps the
+ *   next poll's lines with that data (cxl_ring_inval_with): a stream of
+ *   such messages costs one fence each, not two.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +66,8 @@ struct cxl_ring {
 	uint64_t other; /* producer: cached head; consumer: published head */
 	uint32_t cell_lines;
 	uint32_t sweep;	    /* consumer: lines the next poll invalidates */
+	uint32_t ahead;	    /* consumer: lines of the next message already
+			     * swept (cxl_ring_inval_with), not read since */
 	struct cxl_obj obj; /* when created/opened by name */
 	bool named;
 };
@@ -458,6 +463,24 @@ CXL_EXPORT int cxl_ring_send_ready(cxl_ring *r)
 	return r->seq - h < r->g.ncells;
 }
 
+CXL_EXPORT void cxl_ring_inval_with(cxl_ring *r, const void *p, size_t n)
+{
+	uint32_t lines =
+		r->sweep > r->g.poll_lines ? r->sweep : r->g.poll_lines;
+	uint8_t *at = line_at(r, r->seq, 0);
+	uint8_t *end = r->cells + (size_t)r->g.ncells * r->g.cell_size;
+
+	/* only a consumer's, and only lines that do not wrap (rare) */
+	if (r->role != CXL_RING_CONSUMER ||
+	    (size_t)lines * CXL_LINE > (size_t)(end - at)) {
+		cxl_inval(r->pool, p, n);
+		return;
+	}
+	/* one fence for both: the next recv reads the stamp without one */
+	cxl_inval2(r->pool, p, n, at, (size_t)lines * CXL_LINE);
+	r->ahead = lines;
+}
+
 CXL_EXPORT void cxl_ring_fence(cxl_ring *r)
 {
 	cxl_wfence(r->pool);
@@ -500,19 +523,36 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	uint64_t want = r->seq + 1;
 	struct cell0 *c0 = (struct cell0 *)cell_at(r, r->seq);
 	uint8_t *dst = buf;
-	uint32_t nl, nc, msg_len, sweep;
+	uint32_t nl, nc, msg_len, sweep = r->ahead;
+	bool early = false; /* lines [0, sweep) swept before this call */
 	size_t left, n;
-	int rc;
+	int rc = CXL_EAGAIN;
 
 	if (CXL_UNLIKELY(r->role != CXL_RING_CONSUMER))
 		return cxl_seterr(CXL_EINVAL, "ring recv on the producer side");
-	/* One sweep: right after a message, as many lines as it had (a
-	 * stream of like messages then costs one sweep and one fence each);
-	 * after an empty poll, poll_lines, so that waiting stays cheap. */
-	sweep = r->sweep > r->g.poll_lines ? r->sweep : r->g.poll_lines;
-	lines_apply(r, r->seq, 0, sweep, true);
-	rc = stamp_state(r, __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE), want,
-			 true);
+	/* Swept ahead with the caller's data: the stamp decides. A line swept
+	 * before the producer wrote it holds an older stamp (lines move as
+	 * units), and is then swept again below. */
+	r->ahead = 0;
+	if (sweep) {
+		rc = stamp_state(r,
+				 __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE),
+				 want, true);
+		if (rc != CXL_EAGAIN && rc)
+			return rc;
+		early = !rc;
+	}
+	if (!early) {
+		/* One sweep: right after a message, as many lines as it had
+		 * (a stream of like messages then costs one sweep and one
+		 * fence each); after an empty poll, poll_lines, so that
+		 * waiting stays cheap. */
+		sweep = r->sweep > r->g.poll_lines ? r->sweep : r->g.poll_lines;
+		lines_apply(r, r->seq, 0, sweep, true);
+		rc = stamp_state(r,
+				 __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE),
+				 want, true);
+	}
 	/* An empty poll does not publish the head: the producer sees at most
 	 * head_batch - 1 unreported cells as used, fewer than ncells, so it is
 	 * never stuck on an idle consumer, and a ping-pong keeps paying one
@@ -535,9 +575,20 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	for (uint32_t k = 1; k < nl; k++) {
 		struct cellk *ck = (struct cellk *)line_at(r, r->seq, k);
 
-		if ((rc = stamp_state(
-			     r, __atomic_load_n(&ck->stamp, __ATOMIC_ACQUIRE),
-			     want, false)))
+		rc = stamp_state(r,
+				 __atomic_load_n(&ck->stamp, __ATOMIC_ACQUIRE),
+				 want, false);
+		if (rc == CXL_EAGAIN && early && k < sweep) {
+			/* swept ahead before the producer wrote it: sweep
+			 * the rest of the message now */
+			lines_apply(r, r->seq, k, nl - k, true);
+			early = false;
+			rc = stamp_state(
+				r,
+				__atomic_load_n(&ck->stamp, __ATOMIC_ACQUIRE),
+				want, false);
+		}
+		if (rc)
 			return rc; /* EAGAIN: later lines not visible yet */
 	}
 	if (len)

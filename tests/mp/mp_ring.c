@@ -6,6 +6,9 @@
  * span up to 3 cells, wrapping at the ring's end). The consumer checks the
  * sequence number, the length and a checksum of every byte: in the
  * emulated mode a line read before it is written back shows as bad.
+ * After two of every three messages the consumer sweeps the next poll's
+ * lines ahead, with data of its own (cxl_ring_inval_with), before or after
+ * the producer wrote them.
  *
  *   mp_ring --mode coherent|emulated [--pairs 2] [--msgs 1000000]
  */
@@ -48,6 +51,7 @@ static int side(int i, void *arg)
 	cxl_ring *r;
 	size_t max, len;
 	uint64_t last, idle = 0;
+	struct cxl_obj data = { 0 };
 	long bad = 0;
 	int rc;
 
@@ -67,6 +71,8 @@ static int side(int i, void *arg)
 		       CXL_ENOENT)
 			REQUIRE(cxl_backoff_wait(&b) == CXL_OK);
 		REQUIRE(rc == CXL_OK);
+		snprintf(name, sizeof(name), "data%d", pair);
+		REQUIRE(cxl_obj_create(p, name, 4096, 0, &data) == CXL_OK);
 	}
 	max = cxl_ring_max_msg(r);
 	last = cxl_now_ns();
@@ -84,6 +90,9 @@ static int side(int i, void *arg)
 				make_msg(want, k, n);
 				bad += len != n || tag != (uint32_t)k ||
 				       memcmp(buf, want, n);
+				if (k % 3)
+					cxl_ring_inval_with(r, data.ptr,
+							    data.size);
 			}
 		}
 		if (rc == CXL_OK) {
@@ -110,6 +119,8 @@ static int side(int i, void *arg)
 	if (!producer)
 		printf("pair %d: %ld messages, %ld bad\n", pair, nmsgs, bad);
 	cxl_ring_close(r);
+	if (data.pool)
+		cxl_obj_close(&data);
 	cxl_pool_detach(p);
 	return bad != 0;
 }

@@ -327,6 +327,31 @@ static void test_costs(cxl_pool *p)
 	cxl_coh_counters_get(&c1);
 	CHECK(c1.inval_lines - c0.inval_lines == 2 &&
 	      c1.fences - c0.fences == 1);
+
+	/* Swept ahead with other data (one fence for both): a message that
+	 * was there by then costs its receive no sweep and no fence; the
+	 * lines of a longer one beyond the sweep are swept by the receive
+	 * (messages sent after the sweep: mp_ring, two processes) */
+	REQUIRE(cxl_ring_send(tx, buf, 48, 7, 0) == CXL_OK);
+	cxl_coh_counters_get(&c0);
+	cxl_ring_inval_with(rx, out, sizeof(out)); /* private: ignored */
+	cxl_coh_counters_get(&c1);
+	CHECK(c1.inval_lines - c0.inval_lines == 2 &&
+	      c1.fences - c0.fences == 1);
+	c0 = c1;
+	REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_OK);
+	cxl_coh_counters_get(&c1);
+	CHECK(len == 48 && c1.inval_lines == c0.inval_lines &&
+	      c1.fences == c0.fences);
+	cxl_ring_inval_with(rx, out, sizeof(out));
+	CHECK_RC(cxl_ring_recv(rx, out, 64, &len, NULL), CXL_EAGAIN);
+	cxl_ring_inval_with(rx, out, sizeof(out));
+	REQUIRE(cxl_ring_send(tx, buf, 200, 9, 0) == CXL_OK);
+	cxl_coh_counters_get(&c0);
+	REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_ETRUNC);
+	REQUIRE(cxl_ring_recv(rx, buf, 64, &len, NULL) == CXL_ETRUNC);
+	cxl_coh_counters_get(&c1);
+	CHECK(len == 200 && c1.fences - c0.fences >= 1);
 	cxl_ring_close(tx);
 	cxl_ring_close(rx);
 	cxl_obj_destroy(p, "cost");
