@@ -119,6 +119,7 @@ struct cxlfi_peer {
 	bool ack_next;	  /* the last message announced an OP_ACK after it */
 	unsigned rx_hits; /* drains in a row whose first look found one */
 	unsigned stream_need; /* rx_hits that make a stream (0: STREAM_HITS) */
+	bool rx_stream;	      /* this drain takes a stream (progress.c) */
 	struct cxlfi_tx *txq, *txq_tail;
 	/* an incoming chunked message in progress */
 	struct cxlfi_rx *rx_cur;    /* matched receive, or NULL */
@@ -186,7 +187,8 @@ struct cxlfi_ep {
 	size_t cell_payload;		  /* payload of one ring cell */
 	size_t eager_payload; /* of one ring message (cells it may span) */
 	size_t rx_cap;	      /* rx_scratch: the largest sender's message */
-	bool fence_due;	      /* pool writes not fenced yet (settle) */
+	bool fence_due;	      /* eager cells written back, not fenced yet */
+	bool tok_fence_due;   /* data slots' tokens returned, not fenced */
 	bool warned_unexp;
 	uint64_t watch_ms;     /* last peer liveness check */
 	struct cxl_obj xa;     /* our transfer area "cxlfi.bk.<index>" */
@@ -223,6 +225,7 @@ static inline void cxlfi_ep_settle(struct cxlfi_ep *ep)
 {
 	if (ep->fence_due) {
 		ep->fence_due = false;
+		ep->tok_fence_due = false; /* the same fence */
 		cxl_wfence(ep->dom->pool);
 	}
 }

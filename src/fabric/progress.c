@@ -65,6 +65,7 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
 	bool stream = pe->rx_hits >= stream_need(pe), stop = false;
 
+	pe->rx_stream = stream;
 	for (unsigned k = 0; k < DRAIN_BUDGET; k++) {
 		uint64_t reported = ep->reported;
 		uint32_t op;
@@ -174,6 +175,9 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 		cxl_coh_counters_get(&c0);
 		cells0 = cxlfi_stats.ring_msgs;
 	}
+	/* the fence owed for eager cells, and for tokens the last call
+	 * returned (cxlfi_bulk_take) if no fence since has covered them */
+	ep->fence_due |= ep->tok_fence_due;
 	cxlfi_ep_settle(ep);
 	if (ep->progress_calls++ % cxlfi_params.inbox_poll == 0)
 		cxlfi_chan_scan_inbox(ep);
@@ -186,7 +190,6 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 		if (pe->rx && !pe->rx_broken)
 			drain(ep, pe);
 	cxlfi_netpath_progress(ep); /* peers outside the pool, if any */
-	cxlfi_ep_settle(ep);	    /* what this call wrote: one fence */
 	if (cxlfi_params.stats)
 		account_poll(&c0, cells0);
 }
@@ -245,5 +248,7 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 				   ep->index, cxlfi_xa_in_flight(ep),
 				   CXLFI_LINGER_MS);
 	}
+	ep->fence_due |= ep->tok_fence_due; /* tokens returned above */
+	cxlfi_ep_settle(ep);
 	cxlfi_chan_unpublish(ep);
 }
