@@ -103,6 +103,17 @@ int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
  */
 void cxl_ring_inval_with(cxl_ring *r, const void *p, size_t n);
 
+/*
+ * Consumer: publish the head (every head_batch cells) with a non-temporal
+ * store and no fence of its own: it becomes visible by the caller's next
+ * fence (cxl_ring_fence, or any fence of this thread), which the caller
+ * must issue soon; a stream of receives then pays no fence for the head.
+ * cxl_ring_head_unfenced tells (and forgets) whether a receive since the
+ * last call stored the head that way.
+ */
+void cxl_ring_lazy_head(cxl_ring *r, int on);
+int cxl_ring_head_unfenced(cxl_ring *r);
+
 /* Largest message: the payload of span cells. */
 size_t cxl_ring_max_msg(const cxl_ring *r);
 

@@ -228,8 +228,8 @@ static int slot_fill(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	d->len = (uint32_t)n;
 	d->gen = ep->tok[k].gen;
 	cxl_copy_to_pool(pool, slot_ptr(&ep->xa, d->tok), t->buf + t->off, n);
-	cxl_wfence(pool);	   /* the data before any descriptor of it */
-	ep->tok_fence_due = false; /* tokens we returned: fenced too */
+	cxl_wfence(pool);	    /* the data before any descriptor of it */
+	ep->lazy_fence_due = false; /* tokens and heads: fenced too */
 	return 1;
 }
 
@@ -447,7 +447,7 @@ static void tok_return(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t tok,
 		return;
 	}
 	cxl_nt_store64(ep->dom->pool, done_word(&pe->bkrx, tok), gen);
-	ep->tok_fence_due = true;
+	ep->lazy_fence_due = true;
 }
 
 /* Copy n bytes that a message from pe named out of the pool. In a stream

@@ -188,7 +188,8 @@ struct cxlfi_ep {
 	size_t eager_payload; /* of one ring message (cells it may span) */
 	size_t rx_cap;	      /* rx_scratch: the largest sender's message */
 	bool fence_due;	      /* eager cells written back, not fenced yet */
-	bool tok_fence_due;   /* data slots' tokens returned, not fenced */
+	bool lazy_fence_due;  /* stores that need only become visible
+			       * (returned tokens, ring heads): unfenced */
 	bool warned_unexp;
 	uint64_t watch_ms;     /* last peer liveness check */
 	struct cxl_obj xa;     /* our transfer area "cxlfi.bk.<index>" */
@@ -225,7 +226,7 @@ static inline void cxlfi_ep_settle(struct cxlfi_ep *ep)
 {
 	if (ep->fence_due) {
 		ep->fence_due = false;
-		ep->tok_fence_due = false; /* the same fence */
+		ep->lazy_fence_due = false; /* the same fence */
 		cxl_wfence(ep->dom->pool);
 	}
 }

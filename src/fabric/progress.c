@@ -61,7 +61,7 @@ static void first_in_slot(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			    cxlfi_xfer_bulk(ep, pe, m, CXLFI_DESC_BULK_SIZE));
 }
 
-static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+static void drain_ring(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
 	bool stream = pe->rx_hits >= stream_need(pe), stop = false;
 
@@ -147,6 +147,15 @@ static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	}
 }
 
+/* The ring's head, published without a fence (cxl_ring_lazy_head), waits
+ * for the endpoint's next fence, as returned tokens do. */
+static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
+{
+	drain_ring(ep, pe);
+	if (cxl_ring_head_unfenced(pe->rx))
+		ep->lazy_fence_due = true;
+}
+
 /*
  * FI_CXL_STATS: a progress call that took no ring cell and wrote nothing
  * to the pool was a poll; libcxlshm books its invalidations, fences and
@@ -175,9 +184,10 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 		cxl_coh_counters_get(&c0);
 		cells0 = cxlfi_stats.ring_msgs;
 	}
-	/* the fence owed for eager cells, and for tokens the last call
-	 * returned (cxlfi_bulk_take) if no fence since has covered them */
-	ep->fence_due |= ep->tok_fence_due;
+	/* the fence owed for eager cells, and for the tokens and ring heads
+	 * the last call stored (cxlfi_bulk_take, drain) if no fence since
+	 * has covered them */
+	ep->fence_due |= ep->lazy_fence_due;
 	cxlfi_ep_settle(ep);
 	if (ep->progress_calls++ % cxlfi_params.inbox_poll == 0)
 		cxlfi_chan_scan_inbox(ep);
@@ -248,7 +258,7 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 				   ep->index, cxlfi_xa_in_flight(ep),
 				   CXLFI_LINGER_MS);
 	}
-	ep->fence_due |= ep->tok_fence_due; /* tokens returned above */
+	ep->fence_due |= ep->lazy_fence_due; /* tokens, heads stored above */
 	cxlfi_ep_settle(ep);
 	cxlfi_chan_unpublish(ep);
 }

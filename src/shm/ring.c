@@ -18,7 +18,8 @@
  *   producer: L line write-backs + 1 sfence (none with CXL_RING_NOFENCE);
  *   consumer: max(L, poll_lines) invalidations + 1 fence (2 if L exceeds
  *   the sweep: poll_lines after an empty poll, else the previous
- *   message's lines), plus one head store + fence every head_batch cells.
+ *   message's lines), plus one head store + fence every head_batch cells
+ *   (the fence the caller's, with cxl_ring_lazy_head).
  *   A consumer that copies data a message named (a data slot) sweeps the
  *   next poll's lines with that data (cxl_ring_inval_with): a stream of
  *   such messages costs one fence each, not two.
@@ -68,6 +69,9 @@ struct cxl_ring {
 	uint32_t sweep;	    /* consumer: lines the next poll invalidates */
 	uint32_t ahead;	    /* consumer: lines of the next message already
 			     * swept (cxl_ring_inval_with), not read since */
+	bool lazy_head;	    /* consumer: head stores wait for the caller's
+			     * fence (cxl_ring_lazy_head) */
+	bool unfenced;	    /* consumer: such a store since the last ask */
 	struct cxl_obj obj; /* when created/opened by name */
 	bool named;
 };
@@ -488,8 +492,27 @@ CXL_EXPORT void cxl_ring_fence(cxl_ring *r)
 
 static void publish_head(struct cxl_ring *r)
 {
-	cxl_flag_set(r->pool, r->head_line, r->seq);
+	if (r->lazy_head) { /* visible at the caller's next fence */
+		cxl_nt_store64(r->pool, r->head_line, r->seq);
+		r->unfenced = true;
+	} else {
+		cxl_flag_set(r->pool, r->head_line, r->seq);
+	}
 	r->other = r->seq;
+}
+
+CXL_EXPORT void cxl_ring_lazy_head(cxl_ring *r, int on)
+{
+	if (r->role == CXL_RING_CONSUMER)
+		r->lazy_head = on != 0;
+}
+
+CXL_EXPORT int cxl_ring_head_unfenced(cxl_ring *r)
+{
+	bool u = r->unfenced;
+
+	r->unfenced = false;
+	return u;
 }
 
 /*

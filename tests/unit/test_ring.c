@@ -316,6 +316,19 @@ static void test_costs(cxl_pool *p)
 		CHECK(c1.fences - c0.fences == 32 + 2);
 		CHECK(c1.nt_stores - c0.nt_stores == 2);
 	}
+	/* a lazy head: stored as often, its fence left to the caller */
+	cxl_ring_lazy_head(rx, 1);
+	CHECK(!cxl_ring_head_unfenced(rx));
+	for (int k = 0; k < 32; k++)
+		REQUIRE(cxl_ring_send(tx, buf, 48, 0, 0) == CXL_OK);
+	cxl_coh_counters_get(&c0);
+	for (int k = 0; k < 32; k++)
+		REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_OK);
+	cxl_coh_counters_get(&c1);
+	CHECK(c1.nt_stores - c0.nt_stores == 2 && c1.fences - c0.fences == 32);
+	CHECK(cxl_ring_head_unfenced(rx) && !cxl_ring_head_unfenced(rx));
+	cxl_ring_fence(rx);
+	cxl_ring_lazy_head(rx, 0);
 	/* 64-byte messages take 2 lines: 2 write-backs, still 1 fence */
 	cxl_coh_counters_get(&c0);
 	REQUIRE(cxl_ring_send(tx, buf, 64, 0, 0) == CXL_OK);
