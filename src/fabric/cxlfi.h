@@ -276,10 +276,12 @@ static inline void cxlfi_netpath_progress(struct cxlfi_ep *ep)
 {
 	if (!ep->net_peers)
 		return;
+	/* the RMA endpoint first: a message the link's read finds then
+	 * completes without one more socket poll after it */
+	cxlfi_netrma_progress(ep);
 	cxlfi_net_progress(ep->net);
 	if (ep->net_txq)
 		cxlfi_netpath_flush(ep);
-	cxlfi_netrma_progress(ep);
 }
 /* recv.c: the owner side of our receive queue for the link, and the end
  * of a receive the link filled (err: 0, FI_ETRUNC or the failure) */

@@ -211,6 +211,8 @@ struct cxlfi_ep {
 	/* sends the link could not take yet (-FI_EAGAIN), in order */
 	struct cxlfi_nettx *net_txq, *net_txq_tail;
 	size_t net_ntxq;
+	struct cxlfi_nettx *nettx_free; /* send records kept for reuse */
+	unsigned nettx_nfree;
 	struct netrma *net_rma; /* RMA over the link (netrma.c) */
 	fi_addr_t *net_rma_map; /* AV fi_addr -> the RMA AV's */
 };

@@ -15,6 +15,7 @@
 #include "proto.h"
 
 #define NETTXQ_MAX 1024u /* sends queued on an endpoint before -FI_EAGAIN */
+#define NETTX_CACHE 64u	 /* send records an endpoint keeps for reuse */
 
 /* A send on the link: what the user asked for, and the endpoint whose
  * counters and statistics it moves. */
@@ -27,8 +28,44 @@ struct cxlfi_nettx {
 	fi_addr_t na;	    /* the peer, in the link's AV */
 	uint64_t tag, data;
 	const void *buf;
+	bool cached;	/* room for FI_CXL_INJECT_SIZE bytes: reusable */
 	uint8_t copy[]; /* an inject's bytes */
 };
+
+/* A send record with room for n bytes of an inject. Records with room for
+ * any inject are kept for reuse (a stream of injects would otherwise
+ * allocate and free a few KiB per send), without zeroing: every field is
+ * set by the caller. */
+static struct cxlfi_nettx *nettx_get(struct cxlfi_ep *ep, size_t n)
+{
+	struct cxlfi_nettx *t = NULL;
+
+	if (n <= cxlfi_params.inject_size) {
+		if ((t = ep->nettx_free)) {
+			ep->nettx_free = t->next;
+			ep->nettx_nfree--;
+			return t;
+		}
+		n = cxlfi_params.inject_size;
+	}
+	t = malloc(sizeof(*t) + n);
+	if (t)
+		t->cached = n == cxlfi_params.inject_size;
+	return t;
+}
+
+static void nettx_put(struct cxlfi_nettx *t)
+{
+	struct cxlfi_ep *ep = t->ep;
+
+	if (!t->cached || ep->nettx_nfree >= NETTX_CACHE) {
+		free(t);
+		return;
+	}
+	t->next = ep->nettx_free;
+	ep->nettx_free = t;
+	ep->nettx_nfree++;
+}
 
 static void nettx_unlink(struct cxlfi_nettx *t)
 {
@@ -46,7 +83,7 @@ static void send_done(struct cxlfi_nettx *t, int err)
 	if (!err)
 		cxlfi_stats.net_sent++;
 	cxlfi_tx_report(t->ep, &t->tx, err);
-	free(t);
+	nettx_put(t);
 }
 
 /* The link writes a completion into our CQ: a receive's (its context is
@@ -273,6 +310,13 @@ void cxlfi_netpath_close(struct cxlfi_ep *ep)
 		ep->net_txq = t->next;
 		free(t);
 	}
+	while (ep->nettx_free) {
+		struct cxlfi_nettx *t = ep->nettx_free;
+
+		ep->nettx_free = t->next;
+		free(t);
+	}
+	ep->nettx_nfree = 0;
 	ep->net_txq_tail = NULL;
 	ep->net_ntxq = 0;
 	free(ep->net_map);
@@ -339,7 +383,7 @@ static ssize_t post(struct cxlfi_ep *ep, struct cxlfi_nettx *t)
 	if (inject) {
 		cxlfi_stats.net_sent++;
 		cxlfi_tx_report(ep, &t->tx, 0);
-		free(t);
+		nettx_put(t);
 	}
 	return 0;
 }
@@ -358,9 +402,10 @@ ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 		return -FI_EHOSTUNREACH;
 	/* an inject's buffer is the caller's again on return: a copy, in
 	 * case the send has to wait */
-	t = calloc(1, sizeof(*t) + (inject ? len : 0));
+	t = nettx_get(ep, inject ? len : 0);
 	if (!t)
 		return -FI_ENOMEM;
+	t->prev = t->next = NULL;
 	t->ep = ep;
 	t->na = na;
 	t->tag = tag;
@@ -376,11 +421,11 @@ ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 	rc = ep->net_txq ? -FI_EAGAIN : post(ep, t);
 	if (rc != -FI_EAGAIN) {
 		if (rc)
-			free(t);
+			nettx_put(t);
 		return rc;
 	}
 	if (ep->net_ntxq >= NETTXQ_MAX) {
-		free(t);
+		nettx_put(t);
 		return -FI_EAGAIN;
 	}
 	t->next = NULL;
@@ -409,7 +454,7 @@ void cxlfi_netpath_flush(struct cxlfi_ep *ep)
 		ep->net_ntxq--;
 		if (rc) { /* it was accepted once: it fails as a send */
 			cxlfi_tx_report(ep, &t->tx, (int)-rc);
-			free(t);
+			nettx_put(t);
 		}
 	}
 }

@@ -26,6 +26,13 @@
 
 #define NETRMA_CHUNK (64u << 10)
 #define NETRMA_RECVS 8u /* receive buffers posted on the RMA endpoint */
+/* A read of the RMA endpoint's CQ polls the sockets once more (its own
+ * progress): while no RMA over the link is under way, one progress call in
+ * NETRMA_IDLE_EVERY looks, so two-sided traffic over the link pays one
+ * socket poll per call, not two (docs/multipool.md). A frame received keeps
+ * the look at every call for NETRMA_HOT_CALLS calls. */
+#define NETRMA_IDLE_EVERY 16u
+#define NETRMA_HOT_CALLS 4096u
 
 enum {
 	NR_WRITE = 1,
@@ -84,6 +91,9 @@ struct netrma {
 	 * connecting, or full), in order; progress posts them. Waiting here
 	 * instead of spinning lets the peer's connection progress too. */
 	struct frame_out *pend, *pend_tail;
+	unsigned out;	/* frames posted, their send not completed */
+	unsigned hot;	/* progress calls left that look at every call */
+	unsigned calls; /* progress calls, for the idle looks */
 };
 
 static struct netrma *state(struct cxlfi_ep *ep)
@@ -143,6 +153,8 @@ static void flush_pending(struct cxlfi_ep *ep)
 			r->pend_tail = NULL;
 		if (rc)
 			send_failed(ep, f, (int)-rc);
+		else
+			r->out++;
 	}
 }
 
@@ -177,6 +189,8 @@ static int send_frame(struct cxlfi_ep *ep, fi_addr_t dst,
 	}
 	if (rc)
 		free(f);
+	else
+		r->out++;
 	return (int)rc;
 }
 
@@ -318,13 +332,22 @@ void cxlfi_netrma_progress(struct cxlfi_ep *ep)
 {
 	struct fi_cq_tagged_entry e[8];
 	fi_addr_t src[8];
+	struct netrma *r = state(ep);
 	ssize_t got;
 
-	if (!ep->net_rma)
+	if (!r)
 		return;
+	/* idle: no answer awaited, no frame queued or in flight, none
+	 * received lately */
+	if (!r->chunks && !r->pend && !r->out && !r->hot &&
+	    ++r->calls % NETRMA_IDLE_EVERY)
+		return;
+	if (r->hot)
+		r->hot--;
 	while ((got = fi_cq_readfrom(ep->net->rma_cq, e, 8, src)) > 0) {
 		for (ssize_t i = 0; i < got; i++) {
 			if (e[i].flags & FI_RECV) {
+				r->hot = NETRMA_HOT_CALLS;
 				on_frame(ep, src[i], e[i].op_context, e[i].len);
 				/* the same buffer takes the next frame */
 				(void)fi_recv(ep->net->rma_ep, e[i].op_context,
@@ -333,6 +356,7 @@ void cxlfi_netrma_progress(struct cxlfi_ep *ep)
 			} else {
 				struct frame_out *f = e[i].op_context;
 
+				r->out--;
 				free(f);
 			}
 		}
@@ -341,8 +365,10 @@ void cxlfi_netrma_progress(struct cxlfi_ep *ep)
 		struct fi_cq_err_entry err = { 0 };
 
 		if (fi_cq_readerr(ep->net->rma_cq, &err, 0) == 1 &&
-		    !(err.flags & FI_RECV) && err.op_context)
+		    !(err.flags & FI_RECV) && err.op_context) {
+			r->out--;
 			send_failed(ep, err.op_context, err.err);
+		}
 	}
 	flush_pending(ep);
 }
