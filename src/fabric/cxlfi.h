@@ -272,10 +272,24 @@ ssize_t cxlfi_netrma_atomic(struct cxlfi_ep *ep, fi_addr_t dest,
 			    const void *req, size_t n, void *result,
 			    size_t reslen, bool fetch, uint64_t flags,
 			    void *ctx);
+/* A look at the link polls its sockets (a system call, about 0.4 us
+ * here), several times what a progress call through the pool costs: while
+ * the link is quiet (no send of ours outstanding or queued, no traffic for
+ * CXLFI_NET_HOT_CALLS calls, enough to wait for an answer over it), one
+ * progress call in CXLFI_NET_IDLE_EVERY looks (docs/multipool.md). */
+#define CXLFI_NET_IDLE_EVERY 16u
+#define CXLFI_NET_HOT_CALLS 64u
+/* RMA over the link under way or lately (netrma.c) */
+bool cxlfi_netrma_busy(const struct cxlfi_ep *ep);
 static inline void cxlfi_netpath_progress(struct cxlfi_ep *ep)
 {
 	if (!ep->net_peers)
 		return;
+	if (!ep->net_tx && !ep->net_txq && !ep->net_hot &&
+	    !cxlfi_netrma_busy(ep) && ++ep->net_calls % CXLFI_NET_IDLE_EVERY)
+		return;
+	if (ep->net_hot)
+		ep->net_hot--;
 	/* the RMA endpoint first: a message the link's read finds then
 	 * completes without one more socket poll after it */
 	cxlfi_netrma_progress(ep);

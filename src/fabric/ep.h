@@ -205,6 +205,8 @@ struct cxlfi_ep {
 	fi_addr_t *net_map; /* AV fi_addr -> the link's, FI_ADDR_NOTAVAIL */
 	size_t net_map_n;
 	size_t net_peers;      /* network peers inserted: poll the link */
+	unsigned net_hot;      /* progress calls left that look at the link */
+	unsigned net_calls;    /* progress calls, for the quiet link's looks */
 	struct fipeer_srx srx; /* our receive queue, as the link sees it */
 	struct fipeer_srx_owner_ops srx_ops;
 	struct cxlfi_nettx *net_tx; /* sends on the link not completed */

@@ -380,6 +380,7 @@ static ssize_t post(struct cxlfi_ep *ep, struct cxlfi_nettx *t)
 			nettx_unlink(t);
 		return rc;
 	}
+	ep->net_hot = CXLFI_NET_HOT_CALLS; /* an answer may follow */
 	if (inject) {
 		cxlfi_stats.net_sent++;
 		cxlfi_tx_report(ep, &t->tx, 0);

@@ -27,12 +27,12 @@
 #define NETRMA_CHUNK (64u << 10)
 #define NETRMA_RECVS 8u /* receive buffers posted on the RMA endpoint */
 /* A read of the RMA endpoint's CQ polls the sockets once more (its own
- * progress): while no RMA over the link is under way, one progress call in
- * NETRMA_IDLE_EVERY looks, so two-sided traffic over the link pays one
- * socket poll per call, not two (docs/multipool.md). A frame received keeps
- * the look at every call for NETRMA_HOT_CALLS calls. */
+ * progress): while no RMA over the link is under way, one look at the link
+ * in NETRMA_IDLE_EVERY reads it, so two-sided traffic over the link pays
+ * one socket poll per call, not two (docs/multipool.md). A frame received
+ * keeps it read at every call for NETRMA_HOT_CALLS calls. */
 #define NETRMA_IDLE_EVERY 16u
-#define NETRMA_HOT_CALLS 4096u
+#define NETRMA_HOT_CALLS 64u
 
 enum {
 	NR_WRITE = 1,
@@ -328,6 +328,13 @@ static void send_failed(struct cxlfi_ep *ep, struct frame_out *f, int err)
 	free(f);
 }
 
+bool cxlfi_netrma_busy(const struct cxlfi_ep *ep)
+{
+	const struct netrma *r = ep->net_rma;
+
+	return r && (r->chunks || r->pend || r->out || r->hot);
+}
+
 void cxlfi_netrma_progress(struct cxlfi_ep *ep)
 {
 	struct fi_cq_tagged_entry e[8];
@@ -339,8 +346,7 @@ void cxlfi_netrma_progress(struct cxlfi_ep *ep)
 		return;
 	/* idle: no answer awaited, no frame queued or in flight, none
 	 * received lately */
-	if (!r->chunks && !r->pend && !r->out && !r->hot &&
-	    ++r->calls % NETRMA_IDLE_EVERY)
+	if (!cxlfi_netrma_busy(ep) && ++r->calls % NETRMA_IDLE_EVERY)
 		return;
 	if (r->hot)
 		r->hot--;

@@ -734,6 +734,7 @@ void cxlfi_rx_net_done(struct cxlfi_netrx *n, size_t total, uint64_t data,
 	if (!r)
 		return;
 	n->rx = NULL;
+	ep->net_hot = CXLFI_NET_HOT_CALLS; /* the link carries traffic */
 	if (err && err != FI_ETRUNC) {
 		ep->reported++;
 		fail_matched(ep, r, tag, err);
@@ -752,6 +753,7 @@ static int srx_get(struct fipeer_srx *srx, struct fipeer_match_attr *a,
 	struct cxlfi_netrx *n = calloc(1, sizeof(*n));
 	struct cxlfi_rx *r;
 
+	ep->net_hot = CXLFI_NET_HOT_CALLS; /* a message arrived */
 	if (!n)
 		return -FI_ENOMEM;
 	n->ep = ep;
