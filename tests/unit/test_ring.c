@@ -284,7 +284,7 @@ static void test_costs(cxl_pool *p)
 				   .head_batch = 16 };
 	struct cxl_coh_counters c0, c1;
 	cxl_ring *tx, *rx;
-	uint8_t buf[64] = { 1 }, out[64];
+	uint8_t buf[64] = { 1 }, out[64], big[200] = { 2 };
 	const int n = 1024;
 	size_t len;
 
@@ -359,12 +359,12 @@ static void test_costs(cxl_pool *p)
 	cxl_ring_inval_with(rx, out, sizeof(out));
 	CHECK_RC(cxl_ring_recv(rx, out, 64, &len, NULL), CXL_EAGAIN);
 	cxl_ring_inval_with(rx, out, sizeof(out));
-	REQUIRE(cxl_ring_send(tx, buf, 200, 9, 0) == CXL_OK);
+	REQUIRE(cxl_ring_send(tx, big, sizeof(big), 9, 0) == CXL_OK);
 	cxl_coh_counters_get(&c0);
 	REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_ETRUNC);
 	REQUIRE(cxl_ring_recv(rx, buf, 64, &len, NULL) == CXL_ETRUNC);
 	cxl_coh_counters_get(&c1);
-	CHECK(len == 200 && c1.fences - c0.fences >= 1);
+	CHECK(len == sizeof(big) && c1.fences - c0.fences >= 1);
 	cxl_ring_close(tx);
 	cxl_ring_close(rx);
 	cxl_obj_destroy(p, "cost");
