@@ -264,6 +264,8 @@ CXL_EXPORT void cxl_ring_detach(cxl_ring *r)
 		cxl_flag_set(r->pool, r->tail_line, r->seq);
 	} else if (r->other != r->seq) {
 		cxl_flag_set(r->pool, r->head_line, r->seq);
+	} else if (r->unfenced) { /* a lazy head store still owed its fence */
+		cxl_wfence(r->pool);
 	}
 	if (r->named)
 		cxl_obj_close(&r->obj);
