@@ -483,8 +483,10 @@ void cxlfi_chan_scan_inbox(struct cxlfi_ep *ep)
 			pe->rx = NULL;
 			continue;
 		}
-		/* its head stores wait for our next fence (drain) */
-		cxl_ring_lazy_head(pe->rx, 1);
+		/* its head stores wait for our next fence (drain); a
+		 * coherent pool needs none */
+		pe->lazy_head = cxl_pool_mode(pool) != CXL_COH_COHERENT;
+		cxl_ring_lazy_head(pe->rx, pe->lazy_head);
 		/* a sender's messages may be larger than ours (its own
 		 * FI_CXL_EAGER_MAX): room for them, bounded by its ring */
 		if (cxl_ring_max_msg(pe->rx) > ep->rx_cap) {

@@ -120,6 +120,7 @@ struct cxlfi_peer {
 	unsigned rx_hits; /* drains in a row whose first look found one */
 	unsigned stream_need; /* rx_hits that make a stream (0: STREAM_HITS) */
 	bool rx_stream;	      /* this drain takes a stream (progress.c) */
+	bool lazy_head;	      /* rx publishes its head unfenced (chan.c) */
 	struct cxlfi_tx *txq, *txq_tail;
 	/* an incoming chunked message in progress */
 	struct cxlfi_rx *rx_cur;    /* matched receive, or NULL */

@@ -152,7 +152,7 @@ static void drain_ring(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 static void drain(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
 	drain_ring(ep, pe);
-	if (cxl_ring_head_unfenced(pe->rx))
+	if (pe->lazy_head && cxl_ring_head_unfenced(pe->rx))
 		ep->lazy_fence_due = true;
 }
 
