@@ -225,7 +225,11 @@ struct cxlfi_ep {
  * of their lines carries its own stamp, so no order among them or with
  * later stores matters to a reader; the fence only bounds when they have
  * reached the pool. It is paid once per batch: at the next progress call
- * or CQ read, before any completion of theirs is reported.
+ * or CQ read, before any completion of theirs is reported. The same fence
+ * covers lazy_fence_due's stores (returned tokens, ring heads). These
+ * flags are per endpoint, fences per thread: where several threads share
+ * an endpoint, another thread's fence leaves this thread's stores to the
+ * processor's own drain, which makes them only later.
  */
 static inline void cxlfi_ep_settle(struct cxlfi_ep *ep)
 {
