@@ -458,10 +458,11 @@ static void tok_return(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t tok,
 static void copy_in(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint8_t *dst,
 		    const uint8_t *src, size_t n)
 {
-	if (pe->rx_stream)
-		cxl_ring_inval_with(pe->rx, src, n);
-	else
-		cxl_inval(ep->dom->pool, src, n);
+	if (!pe->rx_stream) {
+		cxl_copy_from_pool(ep->dom->pool, dst, src, n);
+		return;
+	}
+	cxl_ring_inval_with(pe->rx, src, n);
 	memcpy(dst, src, n);
 }
 
