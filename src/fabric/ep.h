@@ -240,6 +240,14 @@ static inline void cxlfi_ep_settle(struct cxlfi_ep *ep)
 	}
 }
 
+/* cxlfi_ep_settle, and the fence for lazy_fence_due's stores too if no
+ * fence has covered them since (a progress call's start, closing) */
+static inline void cxlfi_ep_settle_all(struct cxlfi_ep *ep)
+{
+	ep->fence_due |= ep->lazy_fence_due;
+	cxlfi_ep_settle(ep);
+}
+
 /* ep.c */
 int cxlfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, void *context);

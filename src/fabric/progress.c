@@ -185,10 +185,8 @@ void cxlfi_progress(struct cxlfi_ep *ep)
 		cells0 = cxlfi_stats.ring_msgs;
 	}
 	/* the fence owed for eager cells, and for the tokens and ring heads
-	 * the last call stored (cxlfi_bulk_take, drain) if no fence since
-	 * has covered them */
-	ep->fence_due |= ep->lazy_fence_due;
-	cxlfi_ep_settle(ep);
+	 * the last call stored (cxlfi_bulk_take, drain) */
+	cxlfi_ep_settle_all(ep);
 	if (ep->progress_calls++ % cxlfi_params.inbox_poll == 0)
 		cxlfi_chan_scan_inbox(ep);
 	cxlfi_watch_peers(ep);
@@ -258,7 +256,6 @@ void cxlfi_ep_unpublish(struct cxlfi_ep *ep)
 				   ep->index, cxlfi_xa_in_flight(ep),
 				   CXLFI_LINGER_MS);
 	}
-	ep->fence_due |= ep->lazy_fence_due; /* tokens, heads stored above */
-	cxlfi_ep_settle(ep);
+	cxlfi_ep_settle_all(ep); /* tokens, heads stored above */
 	cxlfi_chan_unpublish(ep);
 }
