@@ -275,7 +275,11 @@ CXL_EXPORT void cxl_nt_store64(cxl_pool *p, uint64_t *ptr, uint64_t v)
 {
 	switch (p->coh) {
 	case CXL_COH_COHERENT:
-		__atomic_store_n(ptr, v, __ATOMIC_SEQ_CST);
+		/* Release, not seq_cst: as in the other modes, the caller's
+		 * cxl_fence() orders it before later loads. A seq_cst store is
+		 * an xchg that waits for every store before it to drain, such
+		 * as the copy out of a slot just ahead of its token. */
+		__atomic_store_n(ptr, v, __ATOMIC_RELEASE);
 		return;
 	case CXL_COH_EMULATED:
 		COUNT(nt_stores, 1);
