@@ -21,15 +21,21 @@
  * bibw      both directions at once (MB/s, sum)
  * mbw       n/2 pairs (r, r + n/2) stream at once (MB/s, aggregate)
  * allreduce MPI_Allreduce of doubles, time averaged over ranks (us)
+ *
+ * In latency and bw, ranks beyond 0 and 1 take no part; they wait for
+ * each size to end sleeping between looks (idle_until_done), so that on a
+ * machine with fewer cores than ranks they leave the CPUs to the pair.
  */
 #include <mpi.h>
 #include <stdio.h>
-
-#include "coh_probe.h"
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "coh_probe.h"
 
 #define WINDOW 64
+#define TAG_DONE 4 /* rank 0 to the idle ranks: this size is over */
 
 static int rank, size;
 static int batches; /* --batches: latency's median of batch means */
@@ -133,6 +139,32 @@ static double stream(char *sbuf, char *rbuf, size_t n, int iters, int peer,
 	return (double)n * WINDOW * iters * (both ? 2 : 1) / t / 1e6;
 }
 
+/* A rank outside the measured pair: it waits for rank 0's word that the
+ * size is over, looking every 2 ms. Blocking in MPI (a barrier) would
+ * poll without pause, which takes a core from the pair when there are
+ * no more cores than ranks. */
+static void idle_until_done(void)
+{
+	const struct timespec nap = { 0, 2000 * 1000 };
+	MPI_Request rq;
+	int done = 0;
+
+	MPI_Irecv(NULL, 0, MPI_CHAR, 0, TAG_DONE, MPI_COMM_WORLD, &rq);
+	for (;;) {
+		MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+		if (done)
+			break;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* Rank 0, after the pair's rounds: the idle ranks may go on */
+static void release_idle(void)
+{
+	for (int r = 2; r < size; r++)
+		MPI_Send(NULL, 0, MPI_CHAR, r, TAG_DONE, MPI_COMM_WORLD);
+}
+
 static double allreduce(double *a, double *b, size_t n, int iters)
 {
 	double t0 = 0, t, sum;
@@ -219,7 +251,14 @@ int main(int argc, char **argv)
 			struct coh_probe_counters c0 = { { 0 } };
 
 			coh_probe_read(&c0);
-			v = latency(sbuf, n, it);
+			if (rank < 2) {
+				v = latency(sbuf, n, it);
+			} else {
+				MPI_Barrier(MPI_COMM_WORLD); /* latency's */
+				idle_until_done();
+			}
+			if (!rank)
+				release_idle();
 			unit = "us";
 			/* ping and pong of every round, warm-up included */
 			coh_probe_report(test, n,
@@ -230,11 +269,15 @@ int main(int argc, char **argv)
 			struct coh_probe_counters c0 = { { 0 } };
 
 			coh_probe_read(&c0);
-			if (rank < 2)
+			if (rank < 2) {
 				v = stream(sbuf, rbuf, n, rounds, 1 - rank,
 					   rank == 0, both);
-			else
-				MPI_Barrier(MPI_COMM_WORLD);
+			} else {
+				MPI_Barrier(MPI_COMM_WORLD); /* stream's */
+				idle_until_done();
+			}
+			if (!rank)
+				release_idle();
 			if (!both)
 				coh_probe_report(
 					test, n,
