@@ -125,6 +125,8 @@ struct cxlfi_stats {
 	uint64_t ring_msgs;  /* ring cells taken by progress (any op) */
 	/* messages through the network link (netpath.c), of sent / recv */
 	uint64_t net_sent, net_recv;
+	/* looks at the link (netpath.c), and the time the quiet ones took */
+	uint64_t net_looks, net_quiet_ns;
 };
 extern struct cxlfi_stats cxlfi_stats;
 /* Print them with the coherence operations since the fabric opened. */
@@ -273,29 +275,36 @@ ssize_t cxlfi_netrma_atomic(struct cxlfi_ep *ep, fi_addr_t dest,
 			    size_t reslen, bool fetch, uint64_t flags,
 			    void *ctx);
 /* A look at the link polls its sockets (a system call, about 0.4 us
- * here), several times what a progress call through the pool costs: while
- * the link is quiet (no send of ours outstanding or queued, no traffic for
- * CXLFI_NET_HOT_CALLS calls, enough to wait for an answer over it), one
- * progress call in CXLFI_NET_IDLE_EVERY looks (docs/multipool.md). */
-#define CXLFI_NET_IDLE_EVERY 16u
+ * here), ten times what a progress call through the pool costs. While the
+ * link is quiet (no send of ours outstanding or queued, no RMA over it, no
+ * traffic for CXLFI_NET_HOT_CALLS calls, enough to wait for an answer over
+ * it), a look is due once CXLFI_NET_QUIET_SHARE times what looks cost has
+ * passed since the last: the link then takes at most about 1/16 of a
+ * rank's waits on the pool, whatever the network costs to poll, and a
+ * message from a network peer waits at most that long (about 7 us with
+ * tcp here, under 1 us where a poll costs no system call). The clock is
+ * read every CXLFI_NET_CLOCK_EVERY progress calls (docs/multipool.md). */
+#define CXLFI_NET_QUIET_SHARE 16u
+#define CXLFI_NET_CLOCK_EVERY 8u
 #define CXLFI_NET_HOT_CALLS 64u
 /* RMA over the link under way or lately (netrma.c) */
 bool cxlfi_netrma_busy(const struct cxlfi_ep *ep);
+/* netpath.c: a look at the link, and one only if due while it is quiet */
+void cxlfi_netpath_look(struct cxlfi_ep *ep);
+void cxlfi_netpath_quiet_look(struct cxlfi_ep *ep);
 static inline void cxlfi_netpath_progress(struct cxlfi_ep *ep)
 {
 	if (!ep->net_peers)
 		return;
 	if (!ep->net_tx && !ep->net_txq && !ep->net_hot &&
-	    !cxlfi_netrma_busy(ep) && ++ep->net_calls % CXLFI_NET_IDLE_EVERY)
+	    !cxlfi_netrma_busy(ep)) {
+		if (++ep->net_calls % CXLFI_NET_CLOCK_EVERY == 0)
+			cxlfi_netpath_quiet_look(ep);
 		return;
+	}
 	if (ep->net_hot)
 		ep->net_hot--;
-	/* the RMA endpoint first: a message the link's read finds then
-	 * completes without one more socket poll after it */
-	cxlfi_netrma_progress(ep);
-	cxlfi_net_progress(ep->net);
-	if (ep->net_txq)
-		cxlfi_netpath_flush(ep);
+	cxlfi_netpath_look(ep);
 }
 /* recv.c: the owner side of our receive queue for the link, and the end
  * of a receive the link filled (err: 0, FI_ETRUNC or the failure) */

@@ -205,10 +205,12 @@ struct cxlfi_ep {
 	struct cxlfi_net *net;
 	fi_addr_t *net_map; /* AV fi_addr -> the link's, FI_ADDR_NOTAVAIL */
 	size_t net_map_n;
-	size_t net_peers;      /* network peers inserted: poll the link */
-	unsigned net_hot;      /* progress calls left that look at the link */
-	unsigned net_calls;    /* progress calls, for the quiet link's looks */
-	struct fipeer_srx srx; /* our receive queue, as the link sees it */
+	size_t net_peers;     /* network peers inserted: poll the link */
+	unsigned net_hot;     /* progress calls left that look at the link */
+	unsigned net_calls;   /* progress calls, for the quiet link's looks */
+	uint64_t net_look_ns; /* when the last look at the link ended */
+	uint64_t net_look_cost_ns; /* a look's cost, running average */
+	struct fipeer_srx srx;	   /* our receive queue, as the link sees it */
 	struct fipeer_srx_owner_ops srx_ops;
 	struct cxlfi_nettx *net_tx; /* sends on the link not completed */
 	/* sends the link could not take yet (-FI_EAGAIN), in order */

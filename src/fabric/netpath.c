@@ -439,6 +439,36 @@ ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 	return 0;
 }
 
+void cxlfi_netpath_look(struct cxlfi_ep *ep)
+{
+	/* the RMA endpoint first: a message the link's read finds then
+	 * completes without one more socket poll after it */
+	cxlfi_stats.net_looks++;
+	cxlfi_netrma_progress(ep);
+	cxlfi_net_progress(ep->net);
+	if (ep->net_txq)
+		cxlfi_netpath_flush(ep);
+}
+
+/* A look's cost counts at most this much: a look that was preempted must
+ * not keep the link unwatched for long */
+#define LOOK_COST_CAP_NS 10000u
+
+void cxlfi_netpath_quiet_look(struct cxlfi_ep *ep)
+{
+	uint64_t t0 = cxl_now_ns(), d;
+
+	if (t0 - ep->net_look_ns < ep->net_look_cost_ns * CXLFI_NET_QUIET_SHARE)
+		return;
+	cxlfi_netpath_look(ep);
+	ep->net_look_ns = cxl_now_ns();
+	d = ep->net_look_ns - t0;
+	cxlfi_stats.net_quiet_ns += d;
+	d = d < LOOK_COST_CAP_NS ? d : LOOK_COST_CAP_NS;
+	/* weight 1/8: one slow look moves it little */
+	ep->net_look_cost_ns = (7 * ep->net_look_cost_ns + d) / 8;
+}
+
 void cxlfi_netpath_flush(struct cxlfi_ep *ep)
 {
 	while (ep->net_txq) {
