@@ -52,11 +52,12 @@ void cxl_nt_store64(cxl_pool *pool, uint64_t *p, uint64_t v);
 uint64_t cxl_nt_load64(cxl_pool *pool, const uint64_t *p);
 
 /*
- * memcpy into pool memory followed by the write-back the mode needs. In
- * the flush and coherent modes, copies of CXL_STREAM_COPY_MIN bytes or
- * more use streaming stores instead (counted as nt_lines; in the coherent
- * mode followed by an sfence). Either way the caller's cxl_wfence()
- * orders the data before what it publishes next.
+ * memcpy into pool memory followed by the write-back the mode needs.
+ * Copies of CXL_STREAM_COPY_MIN bytes or more in the flush mode, and of
+ * more than that in the coherent mode, use streaming stores instead
+ * (counted as nt_lines; in the coherent mode followed by an sfence).
+ * Either way the caller's cxl_wfence() orders the data before what it
+ * publishes next.
  */
 #define CXL_STREAM_COPY_MIN 4096u
 void cxl_copy_to_pool(cxl_pool *pool, void *dst, const void *src, size_t n);

@@ -93,14 +93,14 @@ int cxlfi_xfer_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		 * the data's fence with the batch's (cxlfi_ep_settle); by
 		 * pointer, without a fence, as the data's fence follows.
 		 * On a coherent pool a message goes whole only through a
-		 * slot and under CXL_STREAM_COPY_MIN, where the slot takes
+		 * slot and up to CXL_STREAM_COPY_MIN, where the slot takes
 		 * it in a cached copy. Larger messages, and the others on a
 		 * coherent pool, put one cell of payload first, which
 		 * measured faster there (docs/benchmarks.md, "Decisions"). */
 		bool apart =
 			rest && t->len <= XFER_WHOLE_MAX &&
 			(cxl_pool_mode(ep->dom->pool) != CXL_COH_COHERENT ||
-			 (!t->ptr_ok && t->len < CXL_STREAM_COPY_MIN));
+			 (!t->ptr_ok && t->len <= CXL_STREAM_COPY_MIN));
 
 		memcpy(ep->tx_scratch + h, &(uint64_t){ t->len }, 8);
 		h += 8;
