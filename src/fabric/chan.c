@@ -247,6 +247,7 @@ void cxlfi_chan_unpublish(struct cxlfi_ep *ep)
 		free(pe);
 	}
 	cxlfi_rx_free_all(ep);
+	cxlfi_tx_free_cache(ep);
 	free(ep->peers);
 	free(ep->tx_scratch);
 	free(ep->rx_scratch);

@@ -74,6 +74,7 @@ struct cxlfi_tx {
 	struct cxlfi_tx *next;
 	const uint8_t *buf; /* user buffer, or copy for inject */
 	uint8_t *copy;
+	size_t copy_cap; /* bytes copy holds room for */
 	size_t len, off; /* bytes already sent */
 	uint64_t tag, data;
 	uint32_t op;
@@ -174,6 +175,11 @@ struct cxlfi_ep {
 	 * CXLFI_RX_CACHE): a post then needs no malloc and no free */
 	struct cxlfi_rx *rx_cache;
 	unsigned rx_cached;
+	/* completed send records, with their inject copies, kept for reuse
+	 * (at most CXLFI_TX_CACHE): a stream that outruns its ring then
+	 * queues without allocating */
+	struct cxlfi_tx *tx_cache;
+	unsigned tx_cached;
 	struct cxlfi_unexp *unexp, *unexp_tail;
 	size_t unexp_bytes;
 	uint64_t progress_calls;

@@ -87,6 +87,7 @@ void cxlfi_rx_free_all(struct cxlfi_ep *ep);
 void cxlfi_tx_pending(struct cxlfi_ep *ep);
 /* Complete (err: FI_* or 0) and free a queued or waiting send. */
 void cxlfi_tx_done(struct cxlfi_ep *ep, struct cxlfi_tx *t, int err);
+void cxlfi_tx_free_cache(struct cxlfi_ep *ep); /* at close */
 /* What a send reports when it is done (err: 0 or its failure): CQ entry
  * or error, counter, statistics; t stays the caller's. */
 void cxlfi_tx_report(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err);

@@ -58,12 +58,37 @@ void cxlfi_tx_report(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 	cxlfi_cntr_inc(ep->tx_cntr, err != 0);
 }
 
-/* Complete and free a queued or waiting send. */
+/* A queued or waiting send's record goes back to the endpoint's cache,
+ * its inject copy with it, or is freed when the cache is full. */
+static void tx_put(struct cxlfi_ep *ep, struct cxlfi_tx *t)
+{
+	if (ep->tx_cached >= CXLFI_TX_CACHE) {
+		free(t->copy);
+		free(t);
+		return;
+	}
+	t->next = ep->tx_cache;
+	ep->tx_cache = t;
+	ep->tx_cached++;
+}
+
+void cxlfi_tx_free_cache(struct cxlfi_ep *ep)
+{
+	while (ep->tx_cache) {
+		struct cxlfi_tx *t = ep->tx_cache;
+
+		ep->tx_cache = t->next;
+		free(t->copy);
+		free(t);
+	}
+	ep->tx_cached = 0;
+}
+
+/* Complete a queued or waiting send and release its record. */
 void cxlfi_tx_done(struct cxlfi_ep *ep, struct cxlfi_tx *t, int err)
 {
 	cxlfi_tx_report(ep, t, err);
-	free(t->copy);
-	free(t);
+	tx_put(ep, t);
 }
 
 /* Retry the queued sends of every blocked peer, in order. */
@@ -115,21 +140,37 @@ void cxlfi_tx_fail_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 }
 
 /* A heap copy of t, with the data of an inject (the caller's only until
- * we return). */
-static struct cxlfi_tx *tx_copy(const struct cxlfi_tx *t)
+ * we return): a cached record if there is one, whose copy buffer grows
+ * as needed (up to the inject size, as injects are bounded by it). */
+static struct cxlfi_tx *tx_copy(struct cxlfi_ep *ep, const struct cxlfi_tx *t)
 {
-	struct cxlfi_tx *q = malloc(sizeof(*q));
+	struct cxlfi_tx *q = ep->tx_cache;
+	uint8_t *copy = NULL;
+	size_t cap = 0;
 
-	if (!q)
+	if (q) {
+		ep->tx_cache = q->next;
+		ep->tx_cached--;
+		copy = q->copy;
+		cap = q->copy_cap;
+	} else if (!(q = malloc(sizeof(*q)))) {
 		return NULL;
+	}
 	*q = *t;
 	q->next = NULL;
-	q->copy = NULL;
+	q->copy = copy;
+	q->copy_cap = cap;
 	if (t->flags & FI_INJECT) {
-		q->copy = malloc(t->len ? t->len : 1);
-		if (!q->copy) {
-			free(q);
-			return NULL;
+		if (q->copy_cap < t->len || !q->copy) {
+			size_t n = t->len ? t->len : 1;
+			uint8_t *c = realloc(q->copy, n);
+
+			if (!c) {
+				tx_put(ep, q);
+				return NULL;
+			}
+			q->copy = c;
+			q->copy_cap = n;
 		}
 		if (t->len) /* a 0-byte inject may have a NULL buffer */
 			memcpy(q->copy, t->buf, t->len);
@@ -154,15 +195,13 @@ ssize_t cxlfi_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	/* Sends that complete later, when a token returns, live on the heap
 	 * from the start; the others only if they have to wait. */
 	if ((t.ptr_ok || (t.flags & FI_DELIVERY_COMPLETE)) &&
-	    !(q = tx_copy(&t)))
+	    !(q = tx_copy(ep, &t)))
 		return -FI_ENOMEM;
 	if (!pe->txq) {
 		rc = cxlfi_xfer_push(ep, pe, q ? q : &t);
 		if (rc < 0) {
-			if (q) {
-				free(q->copy);
-				free(q);
-			}
+			if (q)
+				tx_put(ep, q);
 			return rc;
 		}
 		if (rc == 1) {
@@ -177,15 +216,13 @@ ssize_t cxlfi_post(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	} else if (pe->ntx >= TXQ_MAX && !in_progress) {
 		cxlfi_up.progress(ep);
 		if (pe->ntx >= TXQ_MAX) {
-			if (q) {
-				free(q->copy);
-				free(q);
-			}
+			if (q)
+				tx_put(ep, q);
 			return -FI_EAGAIN;
 		}
 	}
 	/* Queue behind earlier sends to this peer (order). */
-	if (!q && !(q = tx_copy(&t)))
+	if (!q && !(q = tx_copy(ep, &t)))
 		return -FI_ENOMEM;
 	if (pe->txq_tail)
 		pe->txq_tail->next = q;
