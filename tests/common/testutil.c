@@ -192,3 +192,8 @@ void mp_group_run(struct mp_group *g, int (*fn)(int i, void *arg),
 	       (double)(cxl_now_ns() - t0) / 1e9);
 	tpool_cleanup(&g->tp);
 }
+
+void t_net_on_loopback(void)
+{
+	setenv("FI_TCP_IFACE", "lo", 0);
+}

@@ -103,4 +103,9 @@ int t_report(const char *name);
 
 uint64_t t_rand(uint64_t *state);
 
+/* Tests of the network link: its tcp on loopback, unless the environment
+ * names an interface. Tests beside them (cxlrun) add and remove
+ * interfaces, and a link bound to one of those loses its connections. */
+void t_net_on_loopback(void);
+
 #endif

@@ -549,10 +549,7 @@ int main(int argc, char **argv)
 	close_early = argc > 1 && !strcmp(argv[1], "--close-early");
 	mode = targ_mode(argc, argv);
 	setenv("FI_CXL_NET", "tcp;ofi_rxm", 1);
-	/* the link on loopback: tests beside this one (cxlrun) add and
-	 * remove interfaces, and a link bound to one of those loses its
-	 * connections when it goes */
-	setenv("FI_TCP_IFACE", "lo", 0);
+	t_net_on_loopback();
 	setenv("FI_CXL_STATS", "1", 1);
 	tpool_init(&p.tp[0], "finet0");
 	tpool_init(&p.tp[1], "finet1");

@@ -195,10 +195,7 @@ int main(void)
 	int bad;
 
 	setenv("FI_CXL_NET", "tcp;ofi_rxm", 1);
-	/* the link on loopback: tests beside this one (cxlrun) add and
-	 * remove interfaces, and a link bound to one of those loses its
-	 * connections when it goes */
-	setenv("FI_TCP_IFACE", "lo", 0);
+	t_net_on_loopback();
 	tpool_init(&tp[0], "finetd0");
 	tpool_init(&tp[1], "finetd1");
 	snprintf(dir, sizeof(dir), "%s", tp[0].dir);

@@ -438,10 +438,7 @@ static int child(int i, int to, int from, void *arg)
 
 int main(int argc, char **argv)
 {
-	/* the link on loopback: tests beside this one (cxlrun) add and
-	 * remove interfaces, and a link bound to one of those loses its
-	 * connections when it goes */
-	setenv("FI_TCP_IFACE", "lo", 0);
+	t_net_on_loopback();
 	if (argc > 1 && !strcmp(argv[1], "--expect-old")) {
 		struct owner o;
 		struct cxlfi_net_owner own = { &o.cq, &o.cq, &o.srx, false };
