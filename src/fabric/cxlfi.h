@@ -310,6 +310,8 @@ static inline void cxlfi_netpath_progress(struct cxlfi_ep *ep)
 /* recv.c: the owner side of our receive queue for the link, and the end
  * of a receive the link filled (err: 0, FI_ETRUNC or the failure) */
 void cxlfi_rx_srx_init(struct cxlfi_ep *ep);
+/* frees the link's cached receive entries, once the link is closed */
+void cxlfi_rx_net_cache_free(struct cxlfi_ep *ep);
 void cxlfi_rx_net_done(struct cxlfi_netrx *n, size_t total, uint64_t data,
 		       uint64_t tag, bool has_data, int err);
 /* progress.c: progress, and closing an endpoint */

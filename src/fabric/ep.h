@@ -66,7 +66,8 @@ struct cxlfi_netrx {
 	void *desc;
 	struct cxlfi_ep *ep;
 	struct cxlfi_rx *rx;
-	bool reported; /* its completion was written */
+	struct cxlfi_netrx *next; /* in the endpoint's cache */
+	bool reported;		  /* its completion was written */
 };
 
 /* A send waiting for ring space (keeps per-peer order). */
@@ -175,6 +176,9 @@ struct cxlfi_ep {
 	 * CXLFI_RX_CACHE): a post then needs no malloc and no free */
 	struct cxlfi_rx *rx_cache;
 	unsigned rx_cached;
+	/* the same for the network link's receive entries (recv.c) */
+	struct cxlfi_netrx *netrx_cache;
+	unsigned netrx_cached;
 	/* completed send records, with their inject copies, kept for reuse
 	 * (at most CXLFI_TX_CACHE): a stream that outruns its ring then
 	 * queues without allocating */

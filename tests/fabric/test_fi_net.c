@@ -98,7 +98,7 @@ struct sendargs {
 	const void *buf;
 	size_t len;
 	uint64_t tag, data;
-	int kind; /* 0 tsend, 1 send, 2 senddata */
+	int kind; /* 0 tsend, 1 send, 2 senddata, 3 tinjectdata, 4 injectdata */
 	void *ctx;
 };
 
@@ -112,6 +112,11 @@ static ssize_t do_post(void *p)
 				a->ctx);
 	case 1:
 		return fi_send(f.ep, a->buf, a->len, NULL, f.peer, a->ctx);
+	case 3:
+		return fi_tinjectdata(f.ep, a->buf, a->len, a->data, f.peer,
+				      a->tag);
+	case 4:
+		return fi_injectdata(f.ep, a->buf, a->len, a->data, f.peer);
 	default:
 		return fi_senddata(f.ep, a->buf, a->len, NULL, a->data, f.peer,
 				   a->ctx);
@@ -192,28 +197,44 @@ static void sender(void)
 	/* 5: peeked and claimed */
 	send_one(0, pk, sizeof(pk), 9, 0, (void *)8);
 	(void)wait_one("peek send", NULL);
-	/* 6: the other way, a send and an injected sendmsg */
+	/* 6: the other way, a send, an injected sendmsg, and injects with
+	 * CQ data, tagged and not (the link's own inject calls) */
 	{
 		struct fi_cq_tagged_entry e;
 		fi_addr_t src;
-		char buf2[8];
+		char buf2[8], buf3[8], buf4[8];
 		int seen = 0;
 
 		CHECK(fi_trecv(f.ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, 4,
 			       0, (void *)9) == 0);
 		CHECK(fi_trecv(f.ep, buf2, sizeof(buf2), NULL, FI_ADDR_UNSPEC,
 			       5, 0, (void *)10) == 0);
+		CHECK(fi_trecv(f.ep, buf3, sizeof(buf3), NULL, FI_ADDR_UNSPEC,
+			       6, 0, (void *)11) == 0);
+		CHECK(fi_recv(f.ep, buf4, sizeof(buf4), NULL, FI_ADDR_UNSPEC,
+			      (void *)12) == 0);
 		sync_peer();
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < 4; i++) {
 			e = wait_one("reverse", &src);
 			CHECK(src == f.peer && e.len == 8);
+			if (e.op_context == (void *)11)
+				CHECK((e.flags & FI_REMOTE_CQ_DATA) &&
+				      (e.flags & FI_TAGGED) &&
+				      e.data == 0x7a6ull);
+			if (e.op_context == (void *)12)
+				CHECK((e.flags & FI_REMOTE_CQ_DATA) &&
+				      (e.flags & FI_MSG) && e.data == 0xd47ull);
 			seen |= e.op_context == (void *)9    ? 1
 				: e.op_context == (void *)10 ? 2
-							     : 4;
+				: e.op_context == (void *)11 ? 4
+				: e.op_context == (void *)12 ? 8
+							     : 16;
 		}
-		CHECK(seen == 3);
+		CHECK(seen == 15);
 		CHECK(!memcmp(buf, "reverse", 8));
 		CHECK(!memcmp(buf2, "injectd", 8));
+		CHECK(!memcmp(buf3, "tinjdat", 8));
+		CHECK(!memcmp(buf4, "injdata", 8));
 	}
 	/* 7: RMA and atomics into the receiver's region (over the link's
 	 * RMA endpoint in two pools, through the pool in one) */
@@ -381,6 +402,9 @@ static void receiver(void)
 		e = wait_one("injected sendmsg", NULL);
 		CHECK(e.op_context == (void *)19 && (e.flags & FI_SEND));
 	}
+	/* no completion for these: the receiver checks them */
+	send_one(3, "tinjdat", 8, 6, 0x7a6ull, NULL);
+	send_one(4, "injdata", 8, 0, 0xd47ull, NULL);
 
 	/* 7: our region, the target of the sender's RMA and atomics: we
 	 * only progress until it says it is done */
@@ -519,10 +543,10 @@ static int run(int rank, const struct tpool *tp)
 	else
 		receiver();
 	net = teardown_net_sent();
-	/* sender: 1 + 2 + 1 + 3 + 1 sends; receiver: a send and an inject */
+	/* sender: 1 + 2 + 1 + 3 + 1 sends; receiver: a send and 3 injects */
 	printf("rank %d: %lld messages sent through the network link\n", rank,
 	       net);
-	CHECK(net == (same_pool ? 0 : rank ? 2 : 8));
+	CHECK(net == (same_pool ? 0 : rank ? 4 : 8));
 	return t_report(rank ? "test_fi_net receiver" : "test_fi_net sender");
 }
 
