@@ -113,8 +113,6 @@ enum {
  * publish it */
 #define CXLFI_RESOLVE_WAIT_MS 3000u
 #define CXLFI_WATCH_MS 250
-#define CXLFI_RX_CACHE 64u /* receive descriptors an endpoint keeps */
-#define CXLFI_TX_CACHE 64u /* send records an endpoint keeps */
 
 /* Process-wide message counts (under the domain lock of the ep). */
 struct cxlfi_stats {

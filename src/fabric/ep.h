@@ -4,11 +4,13 @@
 #ifndef CXLFI_EP_H
 #define CXLFI_EP_H
 
-#include "fabric.h" /* cxlfi_ep_settle reads the domain */
+#include "fabric.h"   /* cxlfi_ep_settle reads the domain */
+#include "freelist.h" /* the caches of released objects */
 
 /* A receive posted by the application. */
 struct cxlfi_rx {
 	struct cxlfi_rx *next;
+	struct cxlfi_fl_node fl; /* in the endpoint's cache */
 	void *buf;
 	size_t len;
 	fi_addr_t src;	    /* FI_ADDR_UNSPEC: any source */
@@ -66,14 +68,15 @@ struct cxlfi_netrx {
 	void *desc;
 	struct cxlfi_ep *ep;
 	struct cxlfi_rx *rx;
-	struct cxlfi_netrx *next; /* in the endpoint's cache */
-	bool reported;		  /* its completion was written */
+	struct cxlfi_fl_node fl; /* in the endpoint's cache */
+	bool reported;		 /* its completion was written */
 };
 
 /* A send waiting for ring space (keeps per-peer order). */
 struct cxlfi_tx {
 	struct cxlfi_tx *next;
-	const uint8_t *buf; /* user buffer, or copy for inject */
+	struct cxlfi_fl_node fl; /* in the endpoint's cache */
+	const uint8_t *buf;	 /* user buffer, or copy for inject */
 	uint8_t *copy;
 	size_t copy_cap; /* bytes copy holds room for */
 	size_t len, off; /* bytes already sent */
@@ -172,18 +175,11 @@ struct cxlfi_ep {
 	struct cxlfi_peer **peers; /* by peer index, lazily allocated */
 	struct cxlfi_peer *active; /* peers with an rx ring */
 	struct cxlfi_rx *trecv, *trecv_tail, *recv, *recv_tail;
-	/* completed receive descriptors kept for the next posts (at most
-	 * CXLFI_RX_CACHE): a post then needs no malloc and no free */
-	struct cxlfi_rx *rx_cache;
-	unsigned rx_cached;
-	/* the same for the network link's receive entries (recv.c) */
-	struct cxlfi_netrx *netrx_cache;
-	unsigned netrx_cached;
-	/* completed send records, with their inject copies, kept for reuse
-	 * (at most CXLFI_TX_CACHE): a stream that outruns its ring then
-	 * queues without allocating */
-	struct cxlfi_tx *tx_cache;
-	unsigned tx_cached;
+	/* released objects kept for reuse (freelist.h): receive
+	 * descriptors, the network link's receive entries, and send records
+	 * with their inject copies (a stream that outruns its ring then
+	 * queues without allocating) */
+	struct cxlfi_freelist rx_cache, netrx_cache, tx_cache;
 	struct cxlfi_unexp *unexp, *unexp_tail;
 	size_t unexp_bytes;
 	uint64_t progress_calls;
@@ -226,10 +222,9 @@ struct cxlfi_ep {
 	/* sends the link could not take yet (-FI_EAGAIN), in order */
 	struct cxlfi_nettx *net_txq, *net_txq_tail;
 	size_t net_ntxq;
-	struct cxlfi_nettx *nettx_free; /* send records kept for reuse */
-	unsigned nettx_nfree;
-	struct netrma *net_rma; /* RMA over the link (netrma.c) */
-	fi_addr_t *net_rma_map; /* AV fi_addr -> the RMA AV's */
+	struct cxlfi_freelist nettx_cache; /* send records kept for reuse */
+	struct netrma *net_rma;		   /* RMA over the link (netrma.c) */
+	fi_addr_t *net_rma_map;		   /* AV fi_addr -> the RMA AV's */
 };
 
 /*

@@ -15,7 +15,6 @@
 #include "proto.h"
 
 #define NETTXQ_MAX 1024u /* sends queued on an endpoint before -FI_EAGAIN */
-#define NETTX_CACHE 64u	 /* send records an endpoint keeps for reuse */
 
 /* A send on the link: what the user asked for, and the endpoint whose
  * counters and statistics it moves. */
@@ -23,6 +22,7 @@ struct cxlfi_nettx {
 	/* the endpoint's outstanding sends (prev, next), or its queue of
 	 * sends waiting to be posted (next) */
 	struct cxlfi_nettx *prev, *next;
+	struct cxlfi_fl_node fl; /* in the endpoint's cache */
 	struct cxlfi_ep *ep;
 	struct cxlfi_tx tx; /* reported as a send through the pool is */
 	fi_addr_t na;	    /* the peer, in the link's AV */
@@ -41,11 +41,10 @@ static struct cxlfi_nettx *nettx_get(struct cxlfi_ep *ep, size_t n)
 	struct cxlfi_nettx *t = NULL;
 
 	if (n <= cxlfi_params.inject_size) {
-		if ((t = ep->nettx_free)) {
-			ep->nettx_free = t->next;
-			ep->nettx_nfree--;
+		t = CXLFI_FL_OBJ(cxlfi_fl_take(&ep->nettx_cache),
+				 struct cxlfi_nettx, fl);
+		if (t)
 			return t;
-		}
 		n = cxlfi_params.inject_size;
 	}
 	t = malloc(sizeof(*t) + n);
@@ -56,15 +55,8 @@ static struct cxlfi_nettx *nettx_get(struct cxlfi_ep *ep, size_t n)
 
 static void nettx_put(struct cxlfi_nettx *t)
 {
-	struct cxlfi_ep *ep = t->ep;
-
-	if (!t->cached || ep->nettx_nfree >= NETTX_CACHE) {
+	if (!t->cached || !cxlfi_fl_give(&t->ep->nettx_cache, &t->fl))
 		free(t);
-		return;
-	}
-	t->next = ep->nettx_free;
-	ep->nettx_free = t;
-	ep->nettx_nfree++;
 }
 
 static void nettx_unlink(struct cxlfi_nettx *t)
@@ -311,13 +303,8 @@ void cxlfi_netpath_close(struct cxlfi_ep *ep)
 		ep->net_txq = t->next;
 		free(t);
 	}
-	while (ep->nettx_free) {
-		struct cxlfi_nettx *t = ep->nettx_free;
-
-		ep->nettx_free = t->next;
-		free(t);
-	}
-	ep->nettx_nfree = 0;
+	for (struct cxlfi_fl_node *n; (n = cxlfi_fl_take(&ep->nettx_cache));)
+		free(CXLFI_FL_OBJ(n, struct cxlfi_nettx, fl));
 	ep->net_txq_tail = NULL;
 	ep->net_ntxq = 0;
 	free(ep->net_map);

@@ -24,12 +24,11 @@ static void free_list_rx(struct cxlfi_rx *r)
 /* A zeroed receive descriptor, from the endpoint's cache if it has one. */
 static struct cxlfi_rx *rx_new(struct cxlfi_ep *ep)
 {
-	struct cxlfi_rx *r = ep->rx_cache;
+	struct cxlfi_rx *r =
+		CXLFI_FL_OBJ(cxlfi_fl_take(&ep->rx_cache), struct cxlfi_rx, fl);
 
 	if (!r)
 		return calloc(1, sizeof(*r));
-	ep->rx_cache = r->next;
-	ep->rx_cached--;
 	memset(r, 0, sizeof(*r));
 	return r;
 }
@@ -37,13 +36,8 @@ static struct cxlfi_rx *rx_new(struct cxlfi_ep *ep)
 /* Give a descriptor that nothing refers to any more back to the cache. */
 static void rx_put(struct cxlfi_ep *ep, struct cxlfi_rx *r)
 {
-	if (ep->rx_cached >= CXLFI_RX_CACHE) {
+	if (!cxlfi_fl_give(&ep->rx_cache, &r->fl))
 		free(r);
-		return;
-	}
-	r->next = ep->rx_cache;
-	ep->rx_cache = r;
-	ep->rx_cached++;
 }
 
 static bool rx_matches(const struct cxlfi_rx *r, bool tagged, uint32_t src,
@@ -672,9 +666,9 @@ void cxlfi_rx_free_all(struct cxlfi_ep *ep)
 	}
 	free_list_rx(ep->trecv);
 	free_list_rx(ep->recv);
-	free_list_rx(ep->rx_cache);
-	ep->trecv = ep->recv = ep->rx_cache = NULL;
-	ep->rx_cached = 0;
+	ep->trecv = ep->recv = NULL;
+	for (struct cxlfi_fl_node *n; (n = cxlfi_fl_take(&ep->rx_cache));)
+		free(CXLFI_FL_OBJ(n, struct cxlfi_rx, fl));
 }
 
 /* ---- the receive queue's owner side, for the network link ------------
@@ -751,36 +745,19 @@ void cxlfi_rx_net_done(struct cxlfi_netrx *n, size_t total, uint64_t data,
  * instructions a network ping-pong spends in the owner. */
 static struct cxlfi_netrx *netrx_new(struct cxlfi_ep *ep)
 {
-	struct cxlfi_netrx *n = ep->netrx_cache;
+	struct cxlfi_netrx *n = CXLFI_FL_OBJ(cxlfi_fl_take(&ep->netrx_cache),
+					     struct cxlfi_netrx, fl);
 
 	if (!n)
 		return calloc(1, sizeof(*n));
-	ep->netrx_cache = n->next;
-	ep->netrx_cached--;
 	memset(n, 0, sizeof(*n));
 	return n;
 }
 
-static void netrx_put(struct cxlfi_ep *ep, struct cxlfi_netrx *n)
-{
-	if (ep->netrx_cached >= CXLFI_RX_CACHE) {
-		free(n);
-		return;
-	}
-	n->next = ep->netrx_cache;
-	ep->netrx_cache = n;
-	ep->netrx_cached++;
-}
-
 void cxlfi_rx_net_cache_free(struct cxlfi_ep *ep)
 {
-	while (ep->netrx_cache) {
-		struct cxlfi_netrx *n = ep->netrx_cache;
-
-		ep->netrx_cache = n->next;
-		free(n);
-	}
-	ep->netrx_cached = 0;
+	for (struct cxlfi_fl_node *n; (n = cxlfi_fl_take(&ep->netrx_cache));)
+		free(CXLFI_FL_OBJ(n, struct cxlfi_netrx, fl));
 }
 
 static int srx_get(struct fipeer_srx *srx, struct fipeer_match_attr *a,
@@ -870,7 +847,8 @@ static void srx_free_entry(struct fipeer_rx_entry *e)
 
 	if (n->rx)
 		cxlfi_rx_net_done(n, 0, 0, e->tag, false, FI_EIO);
-	netrx_put(n->ep, n);
+	if (!cxlfi_fl_give(&n->ep->netrx_cache, &n->fl))
+		free(n);
 }
 
 static void netrx_start(struct cxlfi_ep *ep, struct cxlfi_unexp *u,

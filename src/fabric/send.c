@@ -60,28 +60,22 @@ void cxlfi_tx_report(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 
 /* A queued or waiting send's record goes back to the endpoint's cache,
  * its inject copy with it, or is freed when the cache is full. */
+static void tx_free(struct cxlfi_tx *t)
+{
+	free(t->copy);
+	free(t);
+}
+
 static void tx_put(struct cxlfi_ep *ep, struct cxlfi_tx *t)
 {
-	if (ep->tx_cached >= CXLFI_TX_CACHE) {
-		free(t->copy);
-		free(t);
-		return;
-	}
-	t->next = ep->tx_cache;
-	ep->tx_cache = t;
-	ep->tx_cached++;
+	if (!cxlfi_fl_give(&ep->tx_cache, &t->fl))
+		tx_free(t);
 }
 
 void cxlfi_tx_free_cache(struct cxlfi_ep *ep)
 {
-	while (ep->tx_cache) {
-		struct cxlfi_tx *t = ep->tx_cache;
-
-		ep->tx_cache = t->next;
-		free(t->copy);
-		free(t);
-	}
-	ep->tx_cached = 0;
+	for (struct cxlfi_fl_node *n; (n = cxlfi_fl_take(&ep->tx_cache));)
+		tx_free(CXLFI_FL_OBJ(n, struct cxlfi_tx, fl));
 }
 
 /* Complete a queued or waiting send and release its record. */
@@ -144,13 +138,12 @@ void cxlfi_tx_fail_peer(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
  * as needed (up to the inject size, as injects are bounded by it). */
 static struct cxlfi_tx *tx_copy(struct cxlfi_ep *ep, const struct cxlfi_tx *t)
 {
-	struct cxlfi_tx *q = ep->tx_cache;
+	struct cxlfi_tx *q =
+		CXLFI_FL_OBJ(cxlfi_fl_take(&ep->tx_cache), struct cxlfi_tx, fl);
 	uint8_t *copy = NULL;
 	size_t cap = 0;
 
 	if (q) {
-		ep->tx_cache = q->next;
-		ep->tx_cached--;
 		copy = q->copy;
 		cap = q->copy_cap;
 	} else if (!(q = malloc(sizeof(*q)))) {
