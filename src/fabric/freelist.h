@@ -12,6 +12,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define CXLFI_FL_MAX 64u /* objects one list keeps */
 
@@ -45,6 +47,19 @@ static inline struct cxlfi_fl_node *cxlfi_fl_take(struct cxlfi_freelist *fl)
 	}
 	return n;
 }
+
+/* A zeroed object of `size` bytes whose node lies at `off`: a kept one,
+ * else a new one; NULL when out of memory. */
+static inline void *cxlfi_fl_new(struct cxlfi_freelist *fl, size_t off,
+				 size_t size)
+{
+	void *o = cxlfi_fl_obj(cxlfi_fl_take(fl), off);
+
+	return o ? memset(o, 0, size) : calloc(1, size);
+}
+
+#define CXLFI_FL_NEW(fl, type, member) \
+	((type *)cxlfi_fl_new((fl), offsetof(type, member), sizeof(type)))
 
 /* Keeps the object of node n; false when the list is full (the caller
  * frees it then). */

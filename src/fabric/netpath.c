@@ -337,12 +337,6 @@ static ssize_t post(struct cxlfi_ep *ep, struct cxlfi_nettx *t)
 	struct fid_ep *link = ep->net->ep;
 	bool tagged = t->tx.flags & FI_TAGGED;
 	bool data = t->tx.flags & FI_REMOTE_CQ_DATA;
-	struct iovec iov = { (void *)t->buf, t->tx.len };
-	void *desc = NULL;
-	uint64_t nf =
-		FI_COMPLETION |
-		(t->tx.flags & (FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE |
-				FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE));
 	ssize_t rc;
 
 	if ((t->tx.flags & FI_INJECT) &&
@@ -364,6 +358,13 @@ static ssize_t post(struct cxlfi_ep *ep, struct cxlfi_nettx *t)
 		nettx_put(t);
 		return 0;
 	}
+	struct iovec iov = { (void *)t->buf, t->tx.len };
+	void *desc = NULL;
+	uint64_t nf =
+		FI_COMPLETION |
+		(t->tx.flags & (FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE |
+				FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE));
+
 	/* outstanding before it is posted: the link may complete it at once */
 	t->prev = NULL;
 	t->next = ep->net_tx;

@@ -24,13 +24,7 @@ static void free_list_rx(struct cxlfi_rx *r)
 /* A zeroed receive descriptor, from the endpoint's cache if it has one. */
 static struct cxlfi_rx *rx_new(struct cxlfi_ep *ep)
 {
-	struct cxlfi_rx *r =
-		CXLFI_FL_OBJ(cxlfi_fl_take(&ep->rx_cache), struct cxlfi_rx, fl);
-
-	if (!r)
-		return calloc(1, sizeof(*r));
-	memset(r, 0, sizeof(*r));
-	return r;
+	return CXLFI_FL_NEW(&ep->rx_cache, struct cxlfi_rx, fl);
 }
 
 /* Give a descriptor that nothing refers to any more back to the cache. */
@@ -745,13 +739,7 @@ void cxlfi_rx_net_done(struct cxlfi_netrx *n, size_t total, uint64_t data,
  * instructions a network ping-pong spends in the owner. */
 static struct cxlfi_netrx *netrx_new(struct cxlfi_ep *ep)
 {
-	struct cxlfi_netrx *n = CXLFI_FL_OBJ(cxlfi_fl_take(&ep->netrx_cache),
-					     struct cxlfi_netrx, fl);
-
-	if (!n)
-		return calloc(1, sizeof(*n));
-	memset(n, 0, sizeof(*n));
-	return n;
+	return CXLFI_FL_NEW(&ep->netrx_cache, struct cxlfi_netrx, fl);
 }
 
 void cxlfi_rx_net_cache_free(struct cxlfi_ep *ep)

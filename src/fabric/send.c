@@ -58,14 +58,14 @@ void cxlfi_tx_report(struct cxlfi_ep *ep, const struct cxlfi_tx *t, int err)
 	cxlfi_cntr_inc(ep->tx_cntr, err != 0);
 }
 
-/* A queued or waiting send's record goes back to the endpoint's cache,
- * its inject copy with it, or is freed when the cache is full. */
 static void tx_free(struct cxlfi_tx *t)
 {
 	free(t->copy);
 	free(t);
 }
 
+/* A queued or waiting send's record goes back to the endpoint's cache,
+ * its inject copy with it, or is freed when the cache is full. */
 static void tx_put(struct cxlfi_ep *ep, struct cxlfi_tx *t)
 {
 	if (!cxlfi_fl_give(&ep->tx_cache, &t->fl))
