@@ -113,6 +113,7 @@ enum {
  * publish it */
 #define CXLFI_RESOLVE_WAIT_MS 3000u
 #define CXLFI_WATCH_MS 250
+#define CXLFI_WATCH_CALLS 16u /* progress calls per look at the clock */
 
 /* Process-wide message counts (under the domain lock of the ep). */
 struct cxlfi_stats {

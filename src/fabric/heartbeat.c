@@ -70,15 +70,22 @@ static bool declared_dead_by(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 }
 
 /* Called from progress; looks at most every CXLFI_WATCH_MS. A peer found
- * dead has its operations failed through the upcall cxlfi_up.peer_dead. */
+ * dead has its operations failed through the upcall cxlfi_up.peer_dead.
+ * The clock is read once per CXLFI_WATCH_CALLS calls: it cost more than
+ * the rest of a poll of the network link, and even calls that sleep
+ * (FI_CXL_IDLE_SLEEP_US) add at most a few ms to the period. */
 void cxlfi_watch_peers(struct cxlfi_ep *ep)
 {
-	uint64_t now = cxlfi_watch_now_ms();
-	uint64_t timeout = cxl_pool_peer_timeout_ms(ep->dom->pool);
+	uint64_t now, timeout;
 
+	if (++ep->watch_calls < CXLFI_WATCH_CALLS)
+		return;
+	ep->watch_calls = 0;
+	now = cxlfi_watch_now_ms();
 	if (now - ep->watch_ms < CXLFI_WATCH_MS)
 		return;
 	ep->watch_ms = now;
+	timeout = cxl_pool_peer_timeout_ms(ep->dom->pool);
 	for (size_t j = 0; j < cxlfi_params.max_eps; j++) {
 		struct cxlfi_peer *pe = ep->peers[j];
 		const uint64_t *hdr;

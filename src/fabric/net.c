@@ -52,8 +52,14 @@ static struct fi_info *net_hints(const char *prov)
 	h->caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE |
 		  FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
 	h->ep_attr->type = FI_EP_RDM;
-	/* the owner serialises every call into the link (its domain lock) */
+	/* The owner serialises every call into the link (its domain lock)
+	 * and drives its progress, data and control alike, from its own
+	 * progress calls. Manual progress must be asked for: rxm otherwise
+	 * returns FI_THREAD_SAFE whatever the threading hint, and then takes
+	 * a mutex in every progress call and every send (as MPICH asks). */
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	h->domain_attr->av_type = FI_AV_TABLE;
 	h->domain_attr->caps =
 		FI_PEER | FI_AV_USER_ID | FI_LOCAL_COMM | FI_REMOTE_COMM;
@@ -158,6 +164,15 @@ int cxlfi_net_open(const char *prov, const struct cxlfi_net_owner *owner,
 	}
 	rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL,
 			NULL, CXLFI_GETINFO_HIDDEN, hints, &n->info);
+	if (rc == -FI_ENODATA) {
+		/* a provider without manual progress: its own model (the
+		 * same semantics, only its locks and threads cost more) */
+		hints->domain_attr->control_progress = FI_PROGRESS_UNSPEC;
+		hints->domain_attr->data_progress = FI_PROGRESS_UNSPEC;
+		rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+				NULL, NULL, CXLFI_GETINFO_HIDDEN, hints,
+				&n->info);
+	}
 	fi_freeinfo(hints);
 	STEP(rc, "fi_getinfo (RDM, tagged, FI_PEER, FI_AV_USER_ID)");
 	STEP(fi_fabric(n->info->fabric_attr, &n->fabric, NULL), "fi_fabric");

@@ -288,6 +288,12 @@ static int sender(int to, int from)
 	unsigned seen = 0;
 
 	REQUIRE(open_link(&o, &n) == 0);
+	/* the owner serialises and progresses the link: no locks or
+	 * threads of the provider's own (rxm picks FI_THREAD_SAFE, a mutex
+	 * per progress call and send, unless asked for manual progress) */
+	CHECK(n->info->domain_attr->threading == FI_THREAD_DOMAIN);
+	CHECK(n->info->domain_attr->data_progress == FI_PROGRESS_MANUAL);
+	CHECK(n->info->domain_attr->control_progress == FI_PROGRESS_MANUAL);
 	xfer(to, &n->namelen, sizeof(n->namelen), true);
 	xfer(to, n->name, n->namelen, true);
 	xfer(from, &namelen, sizeof(namelen), false);
