@@ -44,11 +44,21 @@ static bool rx_matches(const struct cxlfi_rx *r, bool tagged, uint32_t src,
 	return r->src == FI_ADDR_UNSPEC || r->src_index == src;
 }
 
+/* A receive directed at a network peer: while one is posted, progress
+ * looks at the link at every call (cxlfi_netpath_progress) */
+static bool rx_from_net(const struct cxlfi_rx *r)
+{
+	return r->src != FI_ADDR_UNSPEC && (r->src_index & CXLFI_NET_SRC);
+}
+
 static void rx_unlink(struct cxlfi_ep *ep, bool tagged, struct cxlfi_rx *r,
 		      struct cxlfi_rx *prev)
 {
 	struct cxlfi_rx **head = tagged ? &ep->trecv : &ep->recv;
 	struct cxlfi_rx **tail = tagged ? &ep->trecv_tail : &ep->recv_tail;
+
+	if (rx_from_net(r))
+		ep->net_rx_posted--;
 
 	if (prev)
 		prev->next = r->next;
@@ -532,6 +542,8 @@ static void append_posted(struct cxlfi_ep *ep, bool tagged, struct cxlfi_rx *r)
 	struct cxlfi_rx **head = tagged ? &ep->trecv : &ep->recv;
 	struct cxlfi_rx **tail = tagged ? &ep->trecv_tail : &ep->recv_tail;
 
+	if (rx_from_net(r))
+		ep->net_rx_posted++;
 	r->next = NULL;
 	if (*tail)
 		(*tail)->next = r;
@@ -661,6 +673,7 @@ void cxlfi_rx_free_all(struct cxlfi_ep *ep)
 	free_list_rx(ep->trecv);
 	free_list_rx(ep->recv);
 	ep->trecv = ep->recv = NULL;
+	ep->net_rx_posted = 0;
 	for (struct cxlfi_fl_node *n; (n = cxlfi_fl_take(&ep->rx_cache));)
 		free(CXLFI_FL_OBJ(n, struct cxlfi_rx, fl));
 }

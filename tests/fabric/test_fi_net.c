@@ -16,7 +16,9 @@
  *    other's region, a write with remote CQ data reported at the target
  *    once, after all its chunks, and a bad key answered with
  *    FI_EKEYREJECTED;
- *  - both ways; the FI_CXL_STATS counts say the traffic took the link.
+ *  - both ways; the FI_CXL_STATS counts say the traffic took the link;
+ *  - a receive directed at the network peer has the link looked at in
+ *    every progress call while it waits (net_looks).
  * --same-pool: both in one pool, FI_CXL_NET still set: the same traffic
  * never touches the link (net_sent 0).
  * --net-only: the receiver has no CXL_POOL (a host without a pool): it
@@ -43,6 +45,8 @@
 #define RMA_KEY 0x51
 #define RMA_OFF 1000u
 #define RMA_LEN (200u << 10)
+/* empty CQ reads while a receive directed at the network peer waits */
+#define DIRECTED_POLLS 20000
 
 static uint8_t pat(uint64_t seed, size_t i)
 {
@@ -279,6 +283,16 @@ static void sender(void)
 	}
 	sync_peer(); /* done: it checks its region */
 	sync_peer();
+	/* 8: the receiver polls with a receive directed at us posted; then
+	 * the message */
+	sync_peer();
+	send_one(0, "looked", 7, 8, 0, (void *)28);
+	{
+		struct fi_cq_tagged_entry e =
+			wait_one("message to a directed receive", NULL);
+
+		CHECK(e.op_context == (void *)28 && (e.flags & FI_SEND));
+	}
 }
 
 static void receiver(void)
@@ -442,6 +456,19 @@ static void receiver(void)
 		TRY(fi_close(&mr->fid));
 	}
 	sync_peer();
+	/* 8: a receive directed at the network peer, which sends only after
+	 * our polls: each of them looks at the link (counted in run) */
+	{
+		char dir[8] = "";
+
+		CHECK(fi_trecv(f.ep, dir, 7, NULL, f.peer, 8, 0, (void *)18) ==
+		      0);
+		for (int i = 0; i < DIRECTED_POLLS; i++)
+			(void)fi_cq_read(f.cq, &e, 0); /* count 0: one poll */
+		sync_peer();
+		e = wait_one("directed receive", NULL);
+		CHECK(e.op_context == (void *)18 && !strcmp(dir, "looked"));
+	}
 }
 
 static void setup(int rank, const struct tpool *tp)
@@ -466,8 +493,9 @@ static void setup(int rank, const struct tpool *tp)
 }
 
 /* Close, with the provider's FI_CXL_STATS line (printed at fabric close)
- * captured: the messages this process sent through the network link. */
-static long long teardown_net_sent(void)
+ * captured: the messages this process sent through the network link, and
+ * its looks at the link into *looks. */
+static long long teardown_net_sent(long long *looks)
 {
 	char path[] = "/tmp/cxltest-finet-XXXXXX", line[1024];
 	int fd = mkstemp(path), saved = dup(2);
@@ -486,8 +514,12 @@ static long long teardown_net_sent(void)
 		const char *p = strstr(line, " net_sent ");
 
 		fputs(line, stderr);
+		const char *q = strstr(line, " net_looks ");
+
 		if (strstr(line, "cxl-stats:") && p)
 			n = atoll(p + strlen(" net_sent "));
+		if (strstr(line, "cxl-stats:") && q)
+			*looks = atoll(q + strlen(" net_looks "));
 	}
 	fclose(fp);
 	unlink(path);
@@ -533,7 +565,7 @@ static int run_close_early(int rank)
 
 static int run(int rank, const struct tpool *tp)
 {
-	long long net;
+	long long net, looks = -1;
 
 	setup(rank, tp);
 	if (close_early)
@@ -542,11 +574,14 @@ static int run(int rank, const struct tpool *tp)
 		sender();
 	else
 		receiver();
-	net = teardown_net_sent();
-	/* sender: 1 + 2 + 1 + 3 + 1 sends; receiver: a send and 3 injects */
-	printf("rank %d: %lld messages sent through the network link\n", rank,
-	       net);
-	CHECK(net == (same_pool ? 0 : rank ? 4 : 8));
+	net = teardown_net_sent(&looks);
+	/* sender: 1 + 2 + 1 + 3 + 1 + 1 sends; receiver: a send, 3 injects */
+	printf("rank %d: %lld messages sent through the network link, "
+	       "%lld looks at it\n",
+	       rank, net, looks);
+	CHECK(net == (same_pool ? 0 : rank ? 4 : 9));
+	if (rank && !same_pool)
+		CHECK(looks >= DIRECTED_POLLS);
 	return t_report(rank ? "test_fi_net receiver" : "test_fi_net sender");
 }
 
