@@ -29,10 +29,15 @@
 /* A read of the RMA endpoint's CQ polls the sockets once more (its own
  * progress): while no RMA over the link is under way, one look at the link
  * in NETRMA_IDLE_EVERY reads it, so two-sided traffic over the link pays
- * one socket poll per call, not two (docs/multipool.md). A frame received
- * keeps it read at every call for NETRMA_HOT_CALLS calls (about 0.5 ms
- * here): RMA comes in bursts, whose requests are then served at once. */
+ * one socket poll per call, not two (docs/multipool.md); one in
+ * NETRMA_NEVER_EVERY until the endpoint first carried RMA over the link
+ * (its first frame sent or received): a job that never does pays about
+ * nothing, and its first request waits at most that many looks. A frame
+ * received keeps it read at every call for NETRMA_HOT_CALLS calls (about
+ * 0.5 ms here): RMA comes in bursts, whose requests are then served at
+ * once. */
 #define NETRMA_IDLE_EVERY 16u
+#define NETRMA_NEVER_EVERY 256u
 #define NETRMA_HOT_CALLS 1024u
 
 enum {
@@ -95,6 +100,7 @@ struct netrma {
 	unsigned out;	/* frames posted, their send not completed */
 	unsigned hot;	/* progress calls left that look at every call */
 	unsigned calls; /* progress calls, for the idle looks */
+	bool used;	/* a frame sent or received: NETRMA_IDLE_EVERY */
 };
 
 static struct netrma *state(struct cxlfi_ep *ep)
@@ -171,6 +177,7 @@ static int send_frame(struct cxlfi_ep *ep, fi_addr_t dst,
 
 	if (!f)
 		return -FI_ENOMEM;
+	r->used = true;
 	f->next = NULL;
 	f->dst = dst;
 	f->rid = hdr->op & 1 ? hdr->rid : 0; /* requests have odd ops */
@@ -347,7 +354,8 @@ void cxlfi_netrma_progress(struct cxlfi_ep *ep)
 		return;
 	/* idle: no answer awaited, no frame queued or in flight, none
 	 * received lately */
-	if (!cxlfi_netrma_busy(ep) && ++r->calls % NETRMA_IDLE_EVERY)
+	if (!cxlfi_netrma_busy(ep) &&
+	    ++r->calls % (r->used ? NETRMA_IDLE_EVERY : NETRMA_NEVER_EVERY))
 		return;
 	if (r->hot)
 		r->hot--;
@@ -355,6 +363,7 @@ void cxlfi_netrma_progress(struct cxlfi_ep *ep)
 		for (ssize_t i = 0; i < got; i++) {
 			if (e[i].flags & FI_RECV) {
 				r->hot = NETRMA_HOT_CALLS;
+				r->used = true;
 				on_frame(ep, src[i], e[i].op_context, e[i].len);
 				/* the same buffer takes the next frame */
 				(void)fi_recv(ep->net->rma_ep, e[i].op_context,
