@@ -277,13 +277,13 @@ ssize_t cxlfi_netrma_atomic(struct cxlfi_ep *ep, fi_addr_t dest,
 /* A look at the link polls its sockets (a system call, about 0.4 us
  * here), ten times what a progress call through the pool costs. While the
  * link is quiet (no send of ours outstanding or queued, no receive posted
- * for a network peer, no RMA over it, no traffic for CXLFI_NET_HOT_CALLS
- * calls, enough to wait for an answer over it), a look is due once
- * CXLFI_NET_QUIET_SHARE times what looks cost has passed since the last: the
- * link then takes at most about 1/16 of a rank's waits on the pool, whatever
- * the network costs to poll, and a message from a network peer waits at most
- * that long (about 7 us with tcp here, under 1 us where a poll costs no system
- * call). The clock is read every CXLFI_NET_CLOCK_EVERY progress calls
+ * that a network peer may match, no RMA over it, no traffic for
+ * CXLFI_NET_HOT_CALLS calls, enough to wait for an answer over it), a look is
+ * due once CXLFI_NET_QUIET_SHARE times what looks cost has passed since the
+ * last: the link then takes at most about 1/16 of a rank's waits on the pool,
+ * whatever the network costs to poll, and a message from a network peer waits
+ * at most that long (about 7 us with tcp here, under 1 us where a poll costs no
+ * system call). The clock is read every CXLFI_NET_CLOCK_EVERY progress calls
  * (docs/multipool.md). */
 #define CXLFI_NET_QUIET_SHARE 16u
 #define CXLFI_NET_CLOCK_EVERY 8u

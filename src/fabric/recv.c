@@ -44,11 +44,15 @@ static bool rx_matches(const struct cxlfi_rx *r, bool tagged, uint32_t src,
 	return r->src == FI_ADDR_UNSPEC || r->src_index == src;
 }
 
-/* A receive directed at a network peer: while one is posted, progress
- * looks at the link at every call (cxlfi_netpath_progress) */
+/* A receive that a network peer's message may complete: directed at a
+ * network peer, or from any source (but a multi-receive buffer, which
+ * MPICH keeps posted all the time). While one is posted, progress looks
+ * at the link at every call (cxlfi_netpath_progress). */
 static bool rx_from_net(const struct cxlfi_rx *r)
 {
-	return r->src != FI_ADDR_UNSPEC && (r->src_index & CXLFI_NET_SRC);
+	if (r->src == FI_ADDR_UNSPEC)
+		return !(r->flags & FI_MULTI_RECV);
+	return r->src_index & CXLFI_NET_SRC;
 }
 
 static void rx_unlink(struct cxlfi_ep *ep, bool tagged, struct cxlfi_rx *r,

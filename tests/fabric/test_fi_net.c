@@ -17,8 +17,8 @@
  *    once, after all its chunks, and a bad key answered with
  *    FI_EKEYREJECTED;
  *  - both ways; the FI_CXL_STATS counts say the traffic took the link;
- *  - a receive directed at the network peer has the link looked at in
- *    every progress call while it waits (net_looks).
+ *  - a receive directed at the network peer, or from any source, has the
+ *    link looked at in every progress call while it waits (net_looks).
  * --same-pool: both in one pool, FI_CXL_NET still set: the same traffic
  * never touches the link (net_sent 0).
  * --net-only: the receiver has no CXL_POOL (a host without a pool): it
@@ -45,7 +45,7 @@
 #define RMA_KEY 0x51
 #define RMA_OFF 1000u
 #define RMA_LEN (200u << 10)
-/* empty CQ reads while a receive directed at the network peer waits */
+/* empty CQ reads while a receive the network peer may match waits */
 #define DIRECTED_POLLS 20000
 
 static uint8_t pat(uint64_t seed, size_t i)
@@ -283,14 +283,14 @@ static void sender(void)
 	}
 	sync_peer(); /* done: it checks its region */
 	sync_peer();
-	/* 8: the receiver polls with a receive directed at us posted; then
-	 * the message */
-	sync_peer();
-	send_one(0, "looked", 7, 8, 0, (void *)28);
-	{
-		struct fi_cq_tagged_entry e =
-			wait_one("message to a directed receive", NULL);
+	/* 8: the receiver polls with a receive directed at us posted, then
+	 * with one from any source; the message after each */
+	for (int k = 0; k < 2; k++) {
+		struct fi_cq_tagged_entry e;
 
+		sync_peer();
+		send_one(0, "looked", 7, 8, 0, (void *)28);
+		e = wait_one("message to a polling receiver", NULL);
 		CHECK(e.op_context == (void *)28 && (e.flags & FI_SEND));
 	}
 }
@@ -456,17 +456,18 @@ static void receiver(void)
 		TRY(fi_close(&mr->fid));
 	}
 	sync_peer();
-	/* 8: a receive directed at the network peer, which sends only after
-	 * our polls: each of them looks at the link (counted in run) */
-	{
+	/* 8: a receive directed at the network peer, then one from any
+	 * source; the peer sends only after our polls: each of them looks
+	 * at the link (counted in run) */
+	for (int k = 0; k < 2; k++) {
 		char dir[8] = "";
 
-		CHECK(fi_trecv(f.ep, dir, 7, NULL, f.peer, 8, 0, (void *)18) ==
-		      0);
+		CHECK(fi_trecv(f.ep, dir, 7, NULL, k ? FI_ADDR_UNSPEC : f.peer,
+			       8, 0, (void *)18) == 0);
 		for (int i = 0; i < DIRECTED_POLLS; i++)
 			(void)fi_cq_read(f.cq, &e, 0); /* count 0: one poll */
 		sync_peer();
-		e = wait_one("directed receive", NULL);
+		e = wait_one("receive from a polling receiver", NULL);
 		CHECK(e.op_context == (void *)18 && !strcmp(dir, "looked"));
 	}
 }
@@ -575,13 +576,13 @@ static int run(int rank, const struct tpool *tp)
 	else
 		receiver();
 	net = teardown_net_sent(&looks);
-	/* sender: 1 + 2 + 1 + 3 + 1 + 1 sends; receiver: a send, 3 injects */
+	/* sender: 1 + 2 + 1 + 3 + 1 + 2 sends; receiver: a send, 3 injects */
 	printf("rank %d: %lld messages sent through the network link, "
 	       "%lld looks at it\n",
 	       rank, net, looks);
-	CHECK(net == (same_pool ? 0 : rank ? 4 : 9));
+	CHECK(net == (same_pool ? 0 : rank ? 4 : 10));
 	if (rank && !same_pool)
-		CHECK(looks >= DIRECTED_POLLS);
+		CHECK(looks >= 2 * DIRECTED_POLLS);
 	return t_report(rank ? "test_fi_net receiver" : "test_fi_net sender");
 }
 
