@@ -39,7 +39,7 @@
 #include "cxlshm/cxlshm.h"
 
 #define PROG "coherence_floor"
-#define MAX_SIZE 65536u
+#define MAX_SIZE (1u << 20)
 #define STAMP_PAYLOAD (CXL_LINE - 8) /* a stamped line: stamp + 56 bytes */
 /* room for MAX_SIZE bytes in stamped lines */
 #define DATA_MAX (((MAX_SIZE + STAMP_PAYLOAD - 1) / STAMP_PAYLOAD) * CXL_LINE)
@@ -48,8 +48,8 @@
 #define STALL_NS 10000000000ull /* a peer silent this long is gone */
 #define MAX_TRIALS 16u
 
-static const uint32_t sizes[] = { 8,	64,   256,   512,  1024,
-				  2048, 4096, 16384, 65536 };
+static const uint32_t sizes[] = { 8,	64,    256,   512,    1024,   2048,
+				  4096, 16384, 65536, 262144, 1048576 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static const enum cxl_coh_mode mode_order[] = { CXL_COH_COHERENT, CXL_COH_FLUSH,
@@ -64,6 +64,9 @@ struct plan {
 
 static const struct plan full_plan = { 2000, 7, 4000, 4000, 5, 40000 };
 static const struct plan quick_plan = { 200, 3, 400, 400, 3, 2000 };
+/* Sizes above this move as many bytes per trial as it does, not as many
+ * messages (a trial of 40000 messages of 1 MiB would take seconds). */
+#define SCALE_FROM 65536u
 
 /*
  * The object: two ping-pong buffers (one per direction), then the
@@ -385,17 +388,39 @@ static int run_one(struct host *h, const struct plan *pl, enum proto pr,
 	return 0;
 }
 
+static unsigned at_least(unsigned v, unsigned lo)
+{
+	return v > lo ? v : lo;
+}
+
+/* The plan for messages of n bytes: above SCALE_FROM, the counts shrink
+ * with the size (streaming still fills every slot twice per trial). */
+static struct plan plan_for(const struct plan *pl, uint32_t n)
+{
+	struct plan p = *pl;
+	unsigned f = n > SCALE_FROM ? n / SCALE_FROM : 1;
+
+	p.pp_warmup = at_least(pl->pp_warmup / f, 4);
+	p.pp_rounds = at_least(pl->pp_rounds / f, 16);
+	p.st_warmup = at_least(pl->st_warmup / f, NSLOTS);
+	p.st_msgs = at_least(pl->st_msgs / f, 2 * NSLOTS);
+	return p;
+}
+
 /* Every size of one mode, the protocols alternated size by size. */
 static int run_sizes(struct host *h, const struct plan *pl,
 		     struct result (*res)[NSIZES])
 {
 	uint64_t next = 0; /* streaming sequence numbers */
 
-	for (unsigned i = 0; i < NSIZES; i++)
+	for (unsigned i = 0; i < NSIZES; i++) {
+		struct plan p = plan_for(pl, sizes[i]);
+
 		for (unsigned pr = 0; pr < NPROTOS; pr++)
-			if (run_one(h, pl, (enum proto)pr, sizes[i], &next,
+			if (run_one(h, &p, (enum proto)pr, sizes[i], &next,
 				    &res[pr][i]))
 				return -1;
+	}
 	return 0;
 }
 
@@ -520,7 +545,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "The least a message can cost through the pool in each\n"
 	      "coherence mode: two emulated hosts (this process and a\n"
-	      "forked child) pass 8 B to 64 KiB messages with no protocol\n"
+	      "forked child) pass 8 B to 1 MiB messages with no protocol\n"
 	      "but the coherence rules (data, one fence, a flag; poll,\n"
 	      "invalidate, copy out). Prints ping-pong one-way latency,\n"
 	      "streaming bandwidth and the coherence operations per\n"
@@ -687,7 +712,7 @@ int main(int argc, char **argv)
 	have_allowed = !sched_getaffinity(0, sizeof(allowed), &allowed);
 	bind_cpu(0);
 	tool_catch_signals(on_signal);
-	if (bench_pool_opts(PROG, &b, 64ull << 20, 64, &opts, tmp_dir,
+	if (bench_pool_opts(PROG, &b, 128ull << 20, 64, &opts, tmp_dir,
 			    sizeof(tmp_dir)))
 		goto out;
 	if (b.csv && !(csv = tool_csv_open(

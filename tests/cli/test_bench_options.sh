@@ -81,7 +81,7 @@ ok test $rc -eq 0
 ok has "stamped protocol: one-way latency" "$out"
 ok has "^emulated,flag,1024,[0-9.]*,[0-9.]*,16.000,0.000,16.000,3.000," "$(cat "$csv")"
 ok has "^emulated,stamped,1024,[0-9.]*,[0-9.]*,19.000,0.000," "$(cat "$csv")"
-ok test "$(grep -c '^flush,' "$csv")" -eq 18
+ok test "$(grep -c '^flush,' "$csv")" -eq 22
 # without its invalidation the flag protocol reads stale data there
 out=$("$FLOOR" --quick --mode emulated --mutate 2>&1)
 rc=$?
