@@ -214,7 +214,7 @@ struct cxlfi_ep {
 	size_t net_map_n;
 	size_t net_peers;     /* network peers inserted: poll the link */
 	unsigned net_hot;     /* progress calls left that look at the link */
-	size_t net_rx_posted; /* posted receives directed at network peers */
+	size_t net_rx_posted; /* posted receives a network peer may match */
 	unsigned net_calls;   /* progress calls, for the quiet link's looks */
 	uint64_t net_look_ns; /* when the last look at the link ended */
 	uint64_t net_look_cost_ns; /* a look's cost, running average */

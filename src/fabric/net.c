@@ -54,9 +54,10 @@ static struct fi_info *net_hints(const char *prov)
 	h->ep_attr->type = FI_EP_RDM;
 	/* The owner serialises every call into the link (its domain lock)
 	 * and drives its progress, data and control alike, from its own
-	 * progress calls. Manual progress must be asked for: rxm otherwise
-	 * returns FI_THREAD_SAFE whatever the threading hint, and then takes
-	 * a mutex in every progress call and every send (as MPICH asks). */
+	 * progress calls. Manual progress must be asked for, as MPICH does
+	 * for its own: rxm otherwise returns FI_THREAD_SAFE whatever the
+	 * threading hint, and then takes a mutex in every progress call and
+	 * every send. */
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	h->domain_attr->data_progress = FI_PROGRESS_MANUAL;

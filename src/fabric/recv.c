@@ -63,7 +63,6 @@ static void rx_unlink(struct cxlfi_ep *ep, bool tagged, struct cxlfi_rx *r,
 
 	if (rx_from_net(r))
 		ep->net_rx_posted--;
-
 	if (prev)
 		prev->next = r->next;
 	else
