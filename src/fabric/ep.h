@@ -199,7 +199,6 @@ struct cxlfi_ep {
 			       * (returned tokens, ring heads): unfenced */
 	bool warned_unexp;
 	uint64_t watch_ms;     /* last peer liveness check */
-	uint32_t watch_calls;  /* progress calls since the clock was read */
 	struct cxl_obj xa;     /* our transfer area "cxlfi.bk.<index>" */
 	struct cxlfi_tok *tok; /* its tokens (CXLFI_XA_TOKENS) */
 	size_t xa_waiting;     /* sends waiting for a token's return */

@@ -71,16 +71,16 @@ static bool declared_dead_by(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 
 /* Called from progress; looks at most every CXLFI_WATCH_MS. A peer found
  * dead has its operations failed through the upcall cxlfi_up.peer_dead.
- * The clock is read once per CXLFI_WATCH_CALLS calls: it cost more than
- * the rest of a poll of the network link, and even calls that sleep
- * (FI_CXL_IDLE_SLEEP_US) add at most a few ms to the period. */
+ * The clock is read once per CXLFI_WATCH_CALLS progress calls (counted by
+ * cxlfi_progress): it cost more than the rest of a poll of the network
+ * link, and even calls that sleep (FI_CXL_IDLE_SLEEP_US) add at most a
+ * few ms to the period. */
 void cxlfi_watch_peers(struct cxlfi_ep *ep)
 {
 	uint64_t now, timeout;
 
-	if (++ep->watch_calls < CXLFI_WATCH_CALLS)
+	if (ep->progress_calls % CXLFI_WATCH_CALLS)
 		return;
-	ep->watch_calls = 0;
 	now = cxlfi_watch_now_ms();
 	if (now - ep->watch_ms < CXLFI_WATCH_MS)
 		return;
