@@ -104,6 +104,17 @@ int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 void cxl_ring_inval_with(cxl_ring *r, const void *p, size_t n);
 
 /*
+ * Consumer, for a stream: once a message has passed its checks, sweep the
+ * lines the next one would take if as long (one fence) and start loading
+ * them before copying this one out, so that their misses overlap the copy
+ * and the caller's work. The next cxl_ring_recv then reads its stamp
+ * without a sweep of its own, as after cxl_ring_inval_with. When the next
+ * message was not there yet, that look was one sweep too many: turn this
+ * off (the default) for single messages.
+ */
+void cxl_ring_read_ahead(cxl_ring *r, int on);
+
+/*
  * Consumer: publish the head (every head_batch cells) with a non-temporal
  * store and no fence of its own: it becomes visible by the caller's next
  * fence (cxl_ring_fence, or any fence of this thread), which the caller

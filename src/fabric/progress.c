@@ -66,6 +66,7 @@ static void drain_ring(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 	bool stream = pe->rx_hits >= stream_need(pe), stop = false;
 
 	pe->rx_stream = stream;
+	cxl_ring_read_ahead(pe->rx, stream);
 	for (unsigned k = 0; k < DRAIN_BUDGET; k++) {
 		uint64_t reported = ep->reported;
 		uint32_t op;

@@ -71,6 +71,10 @@ struct cxl_ring {
 			     * swept (cxl_ring_inval_with), not read since */
 	bool lazy_head;	    /* consumer: head stores wait for the caller's
 			     * fence (cxl_ring_lazy_head) */
+	bool read_ahead;    /* consumer: cxl_ring_read_ahead */
+	bool with_data;	    /* consumer: the last message named data that
+			     * cxl_ring_inval_with swept: so will the next,
+			     * and that sweep reads ahead for free */
 	bool unfenced;	    /* consumer: such a store since the last ask */
 	struct cxl_obj obj; /* when created/opened by name */
 	bool named;
@@ -489,15 +493,50 @@ CXL_EXPORT void cxl_ring_inval_with(cxl_ring *r, const void *p, size_t n)
 	uint8_t *at = line_at(r, r->seq, 0);
 	uint8_t *end = r->cells + (size_t)r->g.ncells * r->g.cell_size;
 
-	/* only a consumer's, and only lines that do not wrap (rare) */
-	if (r->role != CXL_RING_CONSUMER ||
+	/* only a consumer's, only lines that do not wrap (rare), and not
+	 * again when a read ahead swept them */
+	if (r->role != CXL_RING_CONSUMER || r->ahead ||
 	    (size_t)lines * CXL_LINE > (size_t)(end - at)) {
 		cxl_inval(r->pool, p, n);
+		r->with_data = r->role == CXL_RING_CONSUMER;
 		return;
 	}
+	r->with_data = true;
 	/* one fence for both: the next recv reads the stamp without one */
 	cxl_inval2(r->pool, p, n, at, (size_t)lines * CXL_LINE);
 	r->ahead = lines;
+}
+
+CXL_EXPORT void cxl_ring_read_ahead(cxl_ring *r, int on)
+{
+	if (r->role == CXL_RING_CONSUMER)
+		r->read_ahead = on != 0;
+}
+
+/*
+ * Read ahead: sweep the nl lines that the message after seq would take
+ * (as many as the one being taken) and start loading them, so that their
+ * misses overlap the copy of this message and the caller's work on it.
+ * Not when they could reach cells of the message not yet copied.
+ */
+static uint32_t sweep_next(struct cxl_ring *r, uint64_t next, uint32_t nl,
+			   uint32_t nc)
+{
+	uint32_t lines = nl > r->g.poll_lines ? nl : r->g.poll_lines;
+
+	const uint8_t *c0 = cell_at(r, next);
+
+	/* coherent: nothing to sweep, and loading lines the producer may
+	 * still write only moves them back and forth */
+	if (r->pool->coh == CXL_COH_COHERENT ||
+	    (uint64_t)nc + (lines - 1) / r->cell_lines + 1 > r->g.ncells)
+		return 0;
+	/* one fence: the evictions complete before the prefetches below */
+	lines_apply(r, next, 0, lines, true);
+	if (r->pool->coh != CXL_COH_EMULATED)
+		for (uint32_t k = 0; k < lines; k++)
+			__builtin_prefetch(line_from(r, c0, k), 0, 3);
+	return lines;
 }
 
 CXL_EXPORT void cxl_ring_fence(cxl_ring *r)
@@ -561,7 +600,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	uint64_t want = r->seq + 1;
 	struct cell0 *c0 = (struct cell0 *)cell_at(r, r->seq);
 	uint8_t *dst = buf;
-	uint32_t nl, nc, msg_len, sweep = r->ahead;
+	uint32_t nl, nc, msg_len, sweep = r->ahead, ahead;
 	bool early = false; /* lines [0, sweep) swept before this call */
 	size_t left, n;
 	int rc = CXL_EAGAIN;
@@ -640,6 +679,12 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 				  msg_len, cap);
 	if (tag)
 		*tag = c0->tag;
+	/* after the last stamp check, before the copy: the header's fields
+	 * were read above, the payload is still in this cache */
+	ahead = r->read_ahead && !r->with_data
+			? sweep_next(r, r->seq + nc, nl, nc)
+			: 0;
+	r->with_data = false;
 	n = msg_len < L0_PAYLOAD ? msg_len : L0_PAYLOAD;
 	if (n) /* buf may be NULL when cap is 0 */
 		memcpy(dst, c0->data, n);
@@ -659,6 +704,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	}
 	r->seq += nc;
 	r->sweep = nl;
+	r->ahead = ahead;
 	if (r->seq - r->other >= r->g.head_batch)
 		publish_head(r);
 	return CXL_OK;

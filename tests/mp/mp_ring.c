@@ -8,7 +8,8 @@
  * emulated mode a line read before it is written back shows as bad.
  * After two of every three messages the consumer sweeps the next poll's
  * lines ahead, with data of its own (cxl_ring_inval_with), before or after
- * the producer wrote them.
+ * the producer wrote them. In alternate blocks of 256 messages it reads
+ * ahead (cxl_ring_read_ahead), alone and together with those sweeps.
  *
  *   mp_ring --mode coherent|emulated [--pairs 2] [--msgs 1000000]
  */
@@ -85,6 +86,7 @@ static int side(int i, void *arg)
 		} else {
 			uint32_t tag;
 
+			cxl_ring_read_ahead(r, (k >> 8) & 1);
 			rc = cxl_ring_recv(r, buf, sizeof(buf), &len, &tag);
 			if (rc == CXL_OK) {
 				make_msg(want, k, n);

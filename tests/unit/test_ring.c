@@ -365,6 +365,55 @@ static void test_costs(cxl_pool *p)
 	REQUIRE(cxl_ring_recv(rx, buf, 64, &len, NULL) == CXL_ETRUNC);
 	cxl_coh_counters_get(&c1);
 	CHECK(len == sizeof(big) && c1.fences - c0.fences >= 1);
+
+	/* Read ahead: a receive sweeps the next message's lines (one fence)
+	 * before it returns; the next receive then sweeps nothing. A look
+	 * ahead that came too early sweeps again; data swept with a message
+	 * (cxl_ring_inval_with) stands in for the look ahead. */
+	REQUIRE(cxl_ring_recv(rx, big, sizeof(big), &len, NULL) == CXL_OK);
+	CHECK_RC(cxl_ring_recv(rx, out, 64, &len, NULL), CXL_EAGAIN);
+	cxl_ring_read_ahead(rx, 1);
+	for (int k = 0; k < 3; k++)
+		REQUIRE(cxl_ring_send(tx, big, sizeof(big), 3, 0) == CXL_OK);
+	cxl_coh_counters_get(&c0);
+	for (int k = 0; k < 3; k++)
+		REQUIRE(cxl_ring_recv(rx, big, sizeof(big), &len, NULL) ==
+			CXL_OK);
+	cxl_coh_counters_get(&c1);
+	/* 200 B: 4 lines. The first receive sweeps 2 lines, then the other
+	 * 2 (2 fences); each reads 4 ahead (1 fence); the second and the
+	 * third sweep nothing of their own */
+	CHECK(len == sizeof(big) && big[0] == 2);
+	CHECK(c1.inval_lines - c0.inval_lines == 4 + 3 * 4);
+	CHECK(c1.fences - c0.fences == 2 + 3);
+	cxl_coh_counters_get(&c0);
+	CHECK_RC(cxl_ring_recv(rx, out, 64, &len, NULL), CXL_EAGAIN);
+	cxl_coh_counters_get(&c1);
+	/* ahead too early: the empty look sweeps again */
+	CHECK(c1.inval_lines - c0.inval_lines == 4 &&
+	      c1.fences - c0.fences == 1);
+	REQUIRE(cxl_ring_send(tx, buf, 48, 4, 0) == CXL_OK);
+	REQUIRE(cxl_ring_send(tx, buf, 48, 5, 0) == CXL_OK);
+	cxl_coh_counters_get(&c0);
+	REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_OK);
+	cxl_coh_counters_get(&c1);
+	/* after an empty look: a sweep of 2 lines, then 2 ahead */
+	CHECK(len == 48 && c1.inval_lines - c0.inval_lines == 4 &&
+	      c1.fences - c0.fences == 2);
+	cxl_ring_inval_with(rx, out, sizeof(out)); /* private: ignored */
+	cxl_coh_counters_get(&c0);
+	REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_OK);
+	cxl_coh_counters_get(&c1);
+	/* swept by the look ahead; after a message that named data, no
+	 * look ahead (that data's sweep takes the ring's lines along) */
+	CHECK(len == 48 && c1.inval_lines == c0.inval_lines &&
+	      c1.fences == c0.fences);
+	REQUIRE(cxl_ring_send(tx, buf, 48, 6, 0) == CXL_OK);
+	cxl_coh_counters_get(&c0);
+	REQUIRE(cxl_ring_recv(rx, out, 64, &len, NULL) == CXL_OK);
+	cxl_coh_counters_get(&c1);
+	CHECK(len == 48 && c1.fences - c0.fences == 2);
+	cxl_ring_read_ahead(rx, 0);
 	cxl_ring_close(tx);
 	cxl_ring_close(rx);
 	cxl_obj_destroy(p, "cost");
