@@ -486,6 +486,24 @@ CXL_EXPORT int cxl_ring_send_ready(cxl_ring *r)
 	return r->seq - h < r->g.ncells;
 }
 
+/* Start loading n lines of the message whose line 0 is at c0 (swept and
+ * fenced before): their misses then overlap what the caller does next. A
+ * line loaded before its producer wrote it back carries an older stamp
+ * and is swept again by the receive that reads it. Always inlined: GCC
+ * takes a function that only prefetches for one without effects and
+ * drops the calls. */
+static inline __attribute__((always_inline)) void prefetch_lines(const struct cxl_ring *r, const uint8_t *c0,
+			   uint32_t n)
+{
+	/* emulated: private copies, no misses; coherent: loading lines the
+	 * producer may still write only moves them back and forth */
+	if (r->pool->coh == CXL_COH_EMULATED ||
+	    r->pool->coh == CXL_COH_COHERENT)
+		return;
+	for (uint32_t k = 0; k < n; k++)
+		__builtin_prefetch(line_from(r, c0, k), 0, 3);
+}
+
 CXL_EXPORT void cxl_ring_inval_with(cxl_ring *r, const void *p, size_t n)
 {
 	uint32_t lines =
@@ -505,6 +523,8 @@ CXL_EXPORT void cxl_ring_inval_with(cxl_ring *r, const void *p, size_t n)
 	/* one fence for both: the next recv reads the stamp without one */
 	cxl_inval2(r->pool, p, n, at, (size_t)lines * CXL_LINE);
 	r->ahead = lines;
+	if (r->read_ahead) /* in a stream: start loading them (sweep_next) */
+		prefetch_lines(r, at, lines);
 }
 
 CXL_EXPORT void cxl_ring_read_ahead(cxl_ring *r, int on)
@@ -533,9 +553,7 @@ static uint32_t sweep_next(struct cxl_ring *r, uint64_t next, uint32_t nl,
 		return 0;
 	/* one fence: the evictions complete before the prefetches below */
 	lines_apply(r, next, 0, lines, true);
-	if (r->pool->coh != CXL_COH_EMULATED)
-		for (uint32_t k = 0; k < lines; k++)
-			__builtin_prefetch(line_from(r, c0, k), 0, 3);
+	prefetch_lines(r, c0, lines);
 	return lines;
 }
 
