@@ -492,8 +492,8 @@ CXL_EXPORT int cxl_ring_send_ready(cxl_ring *r)
  * and is swept again by the receive that reads it. Always inlined: GCC
  * takes a function that only prefetches for one without effects and
  * drops the calls. */
-static inline __attribute__((always_inline)) void prefetch_lines(const struct cxl_ring *r, const uint8_t *c0,
-			   uint32_t n)
+static inline __attribute__((always_inline)) void
+prefetch_lines(const struct cxl_ring *r, const uint8_t *c0, uint32_t n)
 {
 	/* emulated: private copies, no misses; coherent: loading lines the
 	 * producer may still write only moves them back and forth */
@@ -543,7 +543,6 @@ static uint32_t sweep_next(struct cxl_ring *r, uint64_t next, uint32_t nl,
 			   uint32_t nc)
 {
 	uint32_t lines = nl > r->g.poll_lines ? nl : r->g.poll_lines;
-
 	const uint8_t *c0 = cell_at(r, next);
 
 	/* coherent: nothing to sweep, and loading lines the producer may
