@@ -486,6 +486,13 @@ CXL_EXPORT int cxl_ring_send_ready(cxl_ring *r)
 	return r->seq - h < r->g.ncells;
 }
 
+/* A poll sweeps the lines a message like the last (n lines) would take,
+ * and at least poll_lines. */
+static inline uint32_t sweep_lines(const struct cxl_ring *r, uint32_t n)
+{
+	return n > r->g.poll_lines ? n : r->g.poll_lines;
+}
+
 /* Start loading n lines of the message whose line 0 is at c0 (swept and
  * fenced before): their misses then overlap what the caller does next. A
  * line loaded before its producer wrote it back carries an older stamp
@@ -506,20 +513,18 @@ prefetch_lines(const struct cxl_ring *r, const uint8_t *c0, uint32_t n)
 
 CXL_EXPORT void cxl_ring_inval_with(cxl_ring *r, const void *p, size_t n)
 {
-	uint32_t lines =
-		r->sweep > r->g.poll_lines ? r->sweep : r->g.poll_lines;
+	uint32_t lines = sweep_lines(r, r->sweep);
 	uint8_t *at = line_at(r, r->seq, 0);
 	uint8_t *end = r->cells + (size_t)r->g.ncells * r->g.cell_size;
 
 	/* only a consumer's, only lines that do not wrap (rare), and not
 	 * again when a read ahead swept them */
+	r->with_data = true; /* read by a consumer only */
 	if (r->role != CXL_RING_CONSUMER || r->ahead ||
 	    (size_t)lines * CXL_LINE > (size_t)(end - at)) {
 		cxl_inval(r->pool, p, n);
-		r->with_data = r->role == CXL_RING_CONSUMER;
 		return;
 	}
-	r->with_data = true;
 	/* one fence for both: the next recv reads the stamp without one */
 	cxl_inval2(r->pool, p, n, at, (size_t)lines * CXL_LINE);
 	r->ahead = lines;
@@ -542,7 +547,7 @@ CXL_EXPORT void cxl_ring_read_ahead(cxl_ring *r, int on)
 static uint32_t sweep_next(struct cxl_ring *r, uint64_t next, uint32_t nl,
 			   uint32_t nc)
 {
-	uint32_t lines = nl > r->g.poll_lines ? nl : r->g.poll_lines;
+	uint32_t lines = sweep_lines(r, nl);
 	const uint8_t *c0 = cell_at(r, next);
 
 	/* coherent: nothing to sweep, and loading lines the producer may
@@ -641,7 +646,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 		 * (a stream of like messages then costs one sweep and one
 		 * fence each); after an empty poll, poll_lines, so that
 		 * waiting stays cheap. */
-		sweep = r->sweep > r->g.poll_lines ? r->sweep : r->g.poll_lines;
+		sweep = sweep_lines(r, r->sweep);
 		lines_apply(r, r->seq, 0, sweep, true);
 		rc = stamp_state(r,
 				 __atomic_load_n(&c0->stamp, __ATOMIC_ACQUIRE),
