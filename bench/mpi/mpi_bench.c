@@ -11,8 +11,8 @@
  *
  *   COH latency|bw <size_bytes> <messages> <flush_lines> ...
  *
- *   mpi_bench latency|bw|bibw|mbw|allreduce [--min BYTES] [--max BYTES]
- *             [--quick] [--iters N] [--batches B]
+ *   mpi_bench latency|bw|bibw|mbw|stall|allreduce [--min BYTES]
+ *             [--max BYTES] [--quick] [--iters N] [--batches B]
  *
  * latency   ping-pong between ranks 0 and 1, one-way time (us); with
  *           --batches B the median of B batches' means, which a machine
@@ -20,6 +20,10 @@
  * bw        rank 0 streams windows of 64 messages to rank 1 (MB/s)
  * bibw      both directions at once (MB/s, sum)
  * mbw       n/2 pairs (r, r + n/2) stream at once (MB/s, aggregate)
+ * stall     bw from rank 0 to rank 2 while rank 1, which rank 0 has sent
+ *           a window of messages, sleeps outside MPI (a slow receiver
+ *           holding the sender's resources); 3 ranks. A stream that
+ *           outlasts the sleep (STALL_NS) prints "STALL overrun"
  * allreduce MPI_Allreduce of doubles, time averaged over ranks (us)
  *
  * In latency and bw, ranks beyond 0 and 1 take no part; they wait for
@@ -36,6 +40,8 @@
 
 #define WINDOW 64
 #define TAG_DONE 4 /* rank 0 to the idle ranks: this size is over */
+#define TAG_STALL 5
+#define STALL_NS 1500000000L /* stall: rank 1's sleep */
 
 static int rank, size;
 static int batches; /* --batches: latency's median of batch means */
@@ -102,7 +108,7 @@ static double latency(char *buf, size_t n, int iters)
 /* Stream windows from src to dst (and back if both); returns MB/s of
  * the bytes this rank sent or received. */
 static double stream(char *sbuf, char *rbuf, size_t n, int iters, int peer,
-		     int sender, int both)
+		     int sender, int both, MPI_Comm comm)
 {
 	MPI_Request rq[2 * WINDOW];
 	double t0 = 0, t;
@@ -112,31 +118,69 @@ static double stream(char *sbuf, char *rbuf, size_t n, int iters, int peer,
 		int k = 0;
 
 		if (i == 0) {
-			MPI_Barrier(MPI_COMM_WORLD);
+			MPI_Barrier(comm);
 			t0 = MPI_Wtime();
 		}
 		for (int w = 0; w < WINDOW; w++) {
 			if (sender || both)
-				MPI_Isend(sbuf, (int)n, MPI_CHAR, peer, 2,
-					  MPI_COMM_WORLD, &rq[k++]);
+				MPI_Isend(sbuf, (int)n, MPI_CHAR, peer, 2, comm,
+					  &rq[k++]);
 			if (!sender || both)
 				/* one receive slot per window entry up to
 				 * 1 MiB; larger messages share one slot */
 				MPI_Irecv(rbuf + (n < (1u << 20) ? (size_t)w * n
 								 : 0),
-					  (int)n, MPI_CHAR, peer, 2,
-					  MPI_COMM_WORLD, &rq[k++]);
+					  (int)n, MPI_CHAR, peer, 2, comm,
+					  &rq[k++]);
 		}
 		MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
 		/* the receiver acknowledges each window */
 		if (sender)
-			MPI_Recv(&ack, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD,
+			MPI_Recv(&ack, 1, MPI_CHAR, peer, 3, comm,
 				 MPI_STATUS_IGNORE);
 		else
-			MPI_Send(&ack, 1, MPI_CHAR, peer, 3, MPI_COMM_WORLD);
+			MPI_Send(&ack, 1, MPI_CHAR, peer, 3, comm);
 	}
 	t = MPI_Wtime() - t0;
 	return (double)n * WINDOW * iters * (both ? 2 : 1) / t / 1e6;
+}
+
+/*
+ * stall: rank 0 hands rank 1 a window of messages that rank 1 does not
+ * take for STALL_NS (it sleeps, outside MPI: no progress), and meanwhile
+ * streams to rank 2 over pair, a communicator of ranks 0 and 2. Returns
+ * rank 0's MB/s to rank 2 (0 on other ranks).
+ */
+static double stall(char *sbuf, char *rbuf, size_t n, int iters, MPI_Comm pair)
+{
+	const struct timespec nap = { STALL_NS / 1000000000L,
+				      STALL_NS % 1000000000L };
+	MPI_Request rq[WINDOW];
+	double t0, v = 0;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
+	if (rank == 0) {
+		for (int w = 0; w < WINDOW; w++)
+			MPI_Isend(sbuf, (int)n, MPI_CHAR, 1, TAG_STALL,
+				  MPI_COMM_WORLD, &rq[w]);
+		v = stream(sbuf, rbuf, n, iters, 1, 1, 0, pair);
+		if (MPI_Wtime() - t0 > STALL_NS * 1e-9)
+			printf("STALL overrun %zu: the stream outlasted rank "
+			       "1's sleep; lower --iters\n",
+			       n);
+		MPI_Waitall(WINDOW, rq, MPI_STATUSES_IGNORE);
+	} else if (rank == 1) {
+		nanosleep(&nap, NULL);
+		for (int w = 0; w < WINDOW; w++)
+			MPI_Irecv(rbuf + (n < (1u << 20) ? (size_t)w * n : 0),
+				  (int)n, MPI_CHAR, 0, TAG_STALL,
+				  MPI_COMM_WORLD, &rq[w]);
+		MPI_Waitall(WINDOW, rq, MPI_STATUSES_IGNORE);
+	} else if (rank == 2) {
+		stream(sbuf, rbuf, n, iters, 0, 0, 0, pair);
+	}
+	return v;
 }
 
 /* A rank outside the measured pair: it waits for rank 0's word that the
@@ -189,6 +233,7 @@ int main(int argc, char **argv)
 	int quick = 0, iters = 0;
 	char *sbuf, *rbuf;
 	size_t rlen;
+	MPI_Comm pair; /* ranks 0 and 2, for stall */
 
 	MPI_Init(&argc, &argv);
 	coh_probe_init();
@@ -206,7 +251,7 @@ int main(int argc, char **argv)
 		if (!rank)
 			fprintf(stderr,
 				"usage: mpi_bench latency|bw|bibw|mbw|"
-				"allreduce [--min BYTES] [--max BYTES] "
+				"stall|allreduce [--min BYTES] [--max BYTES] "
 				"[--quick] [--iters N] [--batches B]\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
@@ -223,11 +268,15 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--batches") && i + 1 < argc)
 			batches = atoi(argv[++i]);
 	}
-	if (size < 2) {
+	if (size < 2 || (!strcmp(test, "stall") && size < 3)) {
 		if (!rank)
-			fprintf(stderr, "mpi_bench needs at least 2 ranks\n");
+			fprintf(stderr,
+				"mpi_bench %s needs at least %d ranks\n", test,
+				strcmp(test, "stall") ? 2 : 3);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
+	MPI_Comm_split(MPI_COMM_WORLD, rank == 0 || rank == 2 ? 0 : rank, rank,
+		       &pair);
 	/* WINDOW slots of up to 1 MiB, or one slot of max bytes */
 	rlen = max < (1u << 20)		    ? (size_t)WINDOW * max
 	       : max > (size_t)WINDOW << 20 ? max
@@ -271,7 +320,7 @@ int main(int argc, char **argv)
 			coh_probe_read(&c0);
 			if (rank < 2) {
 				v = stream(sbuf, rbuf, n, rounds, 1 - rank,
-					   rank == 0, both);
+					   rank == 0, both, MPI_COMM_WORLD);
 			} else {
 				MPI_Barrier(MPI_COMM_WORLD); /* stream's */
 				idle_until_done();
@@ -292,7 +341,7 @@ int main(int argc, char **argv)
 				sender = rank < half;
 				peer = sender ? rank + half : rank - half;
 				mine = stream(sbuf, rbuf, n, it / 8 + 1, peer,
-					      sender, 0);
+					      sender, 0, MPI_COMM_WORLD);
 			} else {
 				MPI_Barrier(MPI_COMM_WORLD);
 			}
@@ -300,6 +349,8 @@ int main(int argc, char **argv)
 				   MPI_COMM_WORLD);
 			/* sender and receiver both count the bytes */
 			v = tot / 2;
+		} else if (!strcmp(test, "stall")) {
+			v = stall(sbuf, rbuf, n, it / 8 + 1, pair);
 		} else if (!strcmp(test, "allreduce")) {
 			v = allreduce((double *)sbuf, (double *)rbuf,
 				      n < (1u << 20) ? n : (1u << 20), it);
@@ -318,6 +369,7 @@ int main(int argc, char **argv)
 	}
 	free(sbuf);
 	free(rbuf);
+	MPI_Comm_free(&pair);
 	MPI_Finalize();
 	return 0;
 }

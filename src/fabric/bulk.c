@@ -40,8 +40,12 @@
 #define XA_SLOT_SIZE CXLFI_XA_SLOT_SIZE
 #define XA_SLOTS ((XA_SIZE - XA_DATA) / XA_SLOT_SIZE) /* 31 */
 #define XA_TOKENS CXLFI_XA_TOKENS
-/* data slots one destination may hold (docs/benchmarks.md, "Decisions") */
+/* Data slots one destination may always hold, and those it must leave
+ * free for the others beyond that share (docs/fabric.md, "Decisions"): a
+ * lone stream holds up to 23, and a receiver that stops taking its
+ * messages leaves at least 8 to the rest. */
 #define XA_PEER_SLOTS 16u
+#define XA_SLOTS_SPARE 8u
 /* A done word: the generation returned, and in the top bits an error the
  * receiver reports with the token (positive FI_* code, 0: none). */
 #define XA_ERR_SHIFT 48
@@ -99,6 +103,7 @@ static int xa_create(struct cxlfi_ep *ep)
 		/* or raise FI_CXL_BULK_MIN: large messages then use rings */
 		return cxlfi_pool_failure(rc, "the 2 MiB transfer area", name);
 	}
+	ep->xa_free = XA_SLOTS;
 	hdr = ep->xa.ptr;
 	/* done words start at 0 and every generation handed out is >= 1 */
 	memset(hdr, 0, XA_DATA);
@@ -123,8 +128,11 @@ static void tok_release(struct cxlfi_ep *ep, uint32_t k)
 	struct cxlfi_peer *pe = ep->peers[tk->peer];
 
 	tk->busy = false;
-	if (k < XA_SLOTS && pe && pe->xa_slots)
-		pe->xa_slots--;
+	if (k < XA_SLOTS) {
+		ep->xa_free++;
+		if (pe && pe->xa_slots)
+			pe->xa_slots--;
+	}
 }
 
 /* Take back the data slots whose receivers have returned them. */
@@ -176,22 +184,32 @@ static int tok_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint32_t lo,
 			tk->gen = 1;
 		tk->peer = pe->index;
 		tk->waiter = NULL;
-		if (k < XA_SLOTS)
+		if (k < XA_SLOTS) {
+			ep->xa_free--;
 			pe->xa_slots++;
+		}
 		return (int)k;
 	}
 	return -1;
+}
+
+/* May pe take one more data slot? Its share, or beyond it while
+ * XA_SLOTS_SPARE others stay free. */
+static bool slot_allowed(const struct cxlfi_ep *ep, const struct cxlfi_peer *pe)
+{
+	return ep->xa_free &&
+	       (pe->xa_slots < XA_PEER_SLOTS || ep->xa_free > XA_SLOTS_SPARE);
 }
 
 static int data_slot(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 {
 	int k = -1;
 
-	if (pe->xa_slots < XA_PEER_SLOTS)
+	if (slot_allowed(ep, pe))
 		k = tok_take(ep, pe, 0, XA_SLOTS);
 	if (k < 0) {
 		reclaim_slots(ep);
-		if (pe->xa_slots < XA_PEER_SLOTS)
+		if (slot_allowed(ep, pe))
 			k = tok_take(ep, pe, 0, XA_SLOTS);
 	}
 	return k;

@@ -202,6 +202,7 @@ struct cxlfi_ep {
 	struct cxl_obj xa;     /* our transfer area "cxlfi.bk.<index>" */
 	struct cxlfi_tok *tok; /* its tokens (CXLFI_XA_TOKENS) */
 	size_t xa_waiting;     /* sends waiting for a token's return */
+	uint32_t xa_free;      /* data slots not handed out */
 	struct cxl_obj mrtab;  /* our pool region table "cxlfi.mr.<i>" */
 	uint64_t mrtab_ver;
 	struct cxl_obj svc; /* "cxlfi.svc.<hash>" if we serve a name */

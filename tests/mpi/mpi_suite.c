@@ -3,12 +3,14 @@
  * MPI functional suite over the cxl provider (or any transport): every
  * check compares with the value it must have. Needs >= 2 ranks.
  *   any-source/any-tag, probe/mprobe, non-blocking storm, many-to-one,
- *   collectives, Comm_split, RMA (fence, lock, PSCW).
+ *   a slow receiver (>= 3 ranks), collectives, Comm_split, RMA (fence,
+ *   lock, PSCW).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int rank, size, passed, failed;
 
@@ -154,6 +156,74 @@ static void many_to_one(void)
 	for (int p = 1; p < size; p++)
 		CHECK(next[p] == M);
 	free(next);
+}
+
+/*
+ * A receiver that does not progress must not hold up the sender's traffic
+ * to others: rank 0 sends rank 1 SLOW_N messages of 2 KiB (each one cell
+ * and one data slot of the cxl provider: more than its transfer area
+ * has) while rank 1 sleeps outside MPI, then the same to rank 2, which
+ * takes them at once. Rank 2 must have them all long before rank 1
+ * wakes, and every byte arrives on both sides.
+ */
+#define SLOW_N 40
+#define SLOW_LEN 2048
+#define SLOW_NAP_MS 1500
+
+static int slow_byte(int dst, size_t j)
+{
+	return (int)((j * 7 + (size_t)dst) & 0xff);
+}
+
+static void slow_receiver(void)
+{
+	const struct timespec nap = { SLOW_NAP_MS / 1000,
+				      SLOW_NAP_MS % 1000 * 1000000L };
+	MPI_Request rq[2 * SLOW_N];
+	char *buf = malloc((size_t)SLOW_N * SLOW_LEN);
+	double t0;
+	int bad = 0;
+
+	if (!buf)
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
+	if (rank == 0) {
+		for (int d = 1; d <= 2; d++) {
+			char *p = buf + (size_t)(d - 1) * SLOW_LEN;
+
+			for (size_t j = 0; j < SLOW_LEN; j++)
+				p[j] = (char)slow_byte(d, j);
+			for (int i = 0; i < SLOW_N; i++)
+				MPI_Isend(p, SLOW_LEN, MPI_CHAR, d, 69 + d,
+					  MPI_COMM_WORLD,
+					  &rq[(d - 1) * SLOW_N + i]);
+		}
+		MPI_Waitall(2 * SLOW_N, rq, MPI_STATUSES_IGNORE);
+	} else if (rank == 1 || rank == 2) {
+		if (rank == 1)
+			nanosleep(&nap, NULL);
+		for (int i = 0; i < SLOW_N; i++)
+			MPI_Irecv(buf + (size_t)i * SLOW_LEN, SLOW_LEN,
+				  MPI_CHAR, 0, 69 + rank, MPI_COMM_WORLD,
+				  &rq[i]);
+		MPI_Waitall(SLOW_N, rq, MPI_STATUSES_IGNORE);
+		if (rank == 2) {
+			double dt = MPI_Wtime() - t0;
+
+			CHECK(dt < SLOW_NAP_MS / 2000.0);
+			if (dt >= SLOW_NAP_MS / 2000.0)
+				fprintf(stderr,
+					"rank 2: %d messages of %d bytes took "
+					"%.3f s while rank 1 slept\n",
+					SLOW_N, SLOW_LEN, dt);
+		}
+		for (size_t j = 0; j < (size_t)SLOW_N * SLOW_LEN; j++)
+			bad += buf[j] != (char)slow_byte(rank, j % SLOW_LEN);
+		CHECK(bad == 0);
+	}
+	free(buf);
+	MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static void collectives(void)
@@ -400,6 +470,8 @@ int main(int argc, char **argv)
 	probes();
 	storm();
 	many_to_one();
+	if (size >= 3)
+		slow_receiver();
 	collectives();
 	split();
 	rma();
