@@ -626,6 +626,7 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	bool early = false; /* lines [0, sweep) swept before this call */
 	size_t left, n;
 	int rc = CXL_EAGAIN;
+	bool coherent = r->pool->coh == CXL_COH_COHERENT;
 
 	if (CXL_UNLIKELY(r->role != CXL_RING_CONSUMER))
 		return cxl_seterr(CXL_EINVAL, "ring recv on the producer side");
@@ -671,7 +672,9 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 	/* the lines the poll's sweep did not cover */
 	if (nl > sweep)
 		lines_apply(r, r->seq, sweep, nl - sweep, true);
-	for (uint32_t k = 1; k < nl; k++) {
+	/* coherent: line 0's stamp, stored last with release and read with
+	 * acquire, vouches for the others; each is checked as it is copied */
+	for (uint32_t k = 1; !coherent && k < nl; k++) {
 		struct cellk *ck =
 			(struct cellk *)line_from(r, (uint8_t *)c0, k);
 
@@ -716,6 +719,11 @@ CXL_EXPORT int cxl_ring_recv(cxl_ring *r, void *buf, size_t cap, size_t *len,
 		struct cellk *ck =
 			(struct cellk *)line_from(r, (uint8_t *)c0, k);
 
+		if (coherent &&
+		    (rc = stamp_state(
+			     r, __atomic_load_n(&ck->stamp, __ATOMIC_RELAXED),
+			     want, false)))
+			return rc;
 		if (k == nl - 1) { /* the last line, full or not */
 			memcpy(dst, ck->data, left);
 			break;
