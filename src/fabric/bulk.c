@@ -26,7 +26,11 @@
  *                                      lies in the pool): copy it once
  *   OP_ACK  {tok, 0, gen}              the message is complete; return tok
  * A sender waiting for OP_PTR's or OP_ACK's token completes the send only
- * when the token comes back (pointer passing, FI_DELIVERY_COMPLETE).
+ * when the token comes back (pointer passing, FI_DELIVERY_COMPLETE). A
+ * delivery-complete message whose last bytes go through a data slot
+ * waits for that slot's token instead (CXLFI_OPF_RETURN on its
+ * descriptor): the receiver returns it once those bytes are placed, which
+ * is when an OP_ACK behind them would return, one ring message earlier.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,13 +144,22 @@ static void reclaim_slots(struct cxlfi_ep *ep)
 {
 	cxl_pool *pool = ep->dom->pool;
 
-	/* one invalidation of the S done lines, then plain loads */
+	/* one invalidation of the S done lines, then plain loads; a slot a
+	 * send waits for is cxlfi_xa_poll's, which completes that send */
 	cxl_inval(pool, done_word(&ep->xa, 0), XA_SLOTS * CXL_LINE);
 	for (uint32_t k = 0; k < XA_SLOTS; k++)
-		if (ep->tok[k].busy &&
+		if (ep->tok[k].busy && !ep->tok[k].waiter &&
 		    (__atomic_load_n(done_word(&ep->xa, k), __ATOMIC_ACQUIRE) &
 		     XA_GEN_MASK) == ep->tok[k].gen)
 			tok_release(ep, k);
+}
+
+/* t completes when token k returns (cxlfi_xa_poll). */
+static void wait_for(struct cxlfi_ep *ep, struct cxlfi_tx *t, uint32_t k)
+{
+	ep->tok[k].waiter = t;
+	ep->xa_waiting++;
+	t->wait_tok = (int)k;
 }
 
 /* Data slots handed to live peers and not returned yet, after a look at
@@ -257,12 +270,19 @@ int cxlfi_bulk_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	struct desc_bulk d;
 	size_t n =
 		t->len - t->off < XA_SLOT_SIZE ? t->len - t->off : XA_SLOT_SIZE;
+	bool last = t->slot_done && t->off + n == t->len;
 	int rc;
 
 	if ((rc = slot_fill(ep, pe, t, n, &d)) <= 0)
 		return rc;
-	if ((rc = send_desc(pe, &d, sizeof(d), CXLFI_OP_BULK)) < 0)
+	if ((rc = send_desc(pe, &d, sizeof(d),
+			    CXLFI_OP_BULK | (last ? CXLFI_OPF_RETURN : 0))) <
+	    0) {
+		tok_release(ep, d.tok);
 		return rc;
+	}
+	if (last)
+		wait_for(ep, t, d.tok);
 	t->off += n;
 	return 1;
 }
@@ -287,6 +307,8 @@ int cxlfi_bulk_push_whole(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		return -FI_EIO;
 	}
 	ep->fence_due = true;
+	if (op & CXLFI_OPF_RETURN)
+		wait_for(ep, t, d.tok);
 	return 1;
 }
 
@@ -323,9 +345,7 @@ static int send_waiting(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		tok_release(ep, (uint32_t)k);
 		return rc;
 	}
-	ep->tok[k].waiter = t;
-	ep->xa_waiting++;
-	t->wait_tok = k;
+	wait_for(ep, t, (uint32_t)k);
 	return 1;
 }
 
@@ -355,21 +375,41 @@ int cxlfi_ack_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			    0);
 }
 
-/* Complete the sends whose pointer or acknowledgement token came back. */
+/* Complete the sends whose pointer, acknowledgement or last data slot
+ * token came back. */
 void cxlfi_xa_poll(struct cxlfi_ep *ep,
 		   void (*done)(struct cxlfi_ep *, struct cxlfi_tx *, int))
 {
 	cxl_pool *pool = ep->dom->pool;
+	uint32_t lo = XA_TOKENS, hi = 0;
+	bool swept;
 
-	for (uint32_t k = XA_SLOTS; ep->xa_waiting && k < XA_TOKENS; k++) {
+	if (!ep->xa_waiting)
+		return;
+	for (uint32_t k = 0; k < XA_TOKENS; k++)
+		if (ep->tok[k].busy && ep->tok[k].waiter) {
+			lo = lo < k ? lo : k;
+			hi = k + 1;
+		}
+	if (hi <= lo)
+		return;
+	/* One token: one NT load. Several (a stream of delivery-complete
+	 * sends): one invalidation of the done lines from the first to the
+	 * last, one fence, then plain loads, instead of a fence each. */
+	swept = ep->xa_waiting > 1;
+	if (swept)
+		cxl_inval(pool, done_word(&ep->xa, lo),
+			  (size_t)(hi - lo) * CXL_LINE);
+	for (uint32_t k = lo; ep->xa_waiting && k < hi; k++) {
 		struct cxlfi_tok *tk = &ep->tok[k];
 		struct cxlfi_tx *t = tk->waiter;
-
+		const uint64_t *w = done_word(&ep->xa, k);
 		uint64_t v;
 
 		if (!tk->busy || !t)
 			continue;
-		v = cxl_nt_load64(pool, done_word(&ep->xa, k));
+		v = swept ? __atomic_load_n(w, __ATOMIC_ACQUIRE)
+			  : cxl_nt_load64(pool, w);
 		if ((v & XA_GEN_MASK) != tk->gen)
 			continue;
 		tok_release(ep, k);
@@ -485,7 +525,8 @@ static void copy_in(struct cxlfi_ep *ep, struct cxlfi_peer *pe, uint8_t *dst,
 }
 
 size_t cxlfi_bulk_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
-		       const uint8_t *m, size_t n, uint8_t *dst, size_t cap)
+		       const uint8_t *m, size_t n, uint8_t *dst, size_t cap,
+		       bool waited)
 {
 	struct desc_bulk d;
 	const uint8_t *src;
@@ -498,7 +539,7 @@ size_t cxlfi_bulk_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 	src = slot_ptr(&pe->bkrx, d.tok);
 	if (dst && cap)
 		copy_in(ep, pe, dst, src, d.len < cap ? d.len : cap);
-	tok_return(ep, pe, d.tok, d.gen, false);
+	tok_return(ep, pe, d.tok, d.gen, waited);
 	return d.len;
 }
 

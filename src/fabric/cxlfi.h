@@ -357,6 +357,10 @@ extern struct cxlfi_upcalls cxlfi_up; /* upcall.c */
 #define CXLFI_OP_BULK 4u /* ring op: a chunk in a data slot */
 #define CXLFI_OP_PTR 5u	 /* ring op: the rest of the message in the pool */
 #define CXLFI_OP_ACK 6u	 /* ring op: return a token (delivery complete) */
+/* On an OP_BULK, or an OP_FIRST with OPF_SLOT: the slot holds the last
+ * bytes of a delivery-complete send, which completes when the token
+ * returns; the receiver returns it fenced at once, and no OP_ACK follows */
+#define CXLFI_OPF_RETURN (1u << 16)
 #define CXLFI_XA_TOKENS 128u
 #define CXLFI_XA_SLOT_SIZE (64u << 10) /* largest chunk of one OP_BULK */
 /* an OP_BULK descriptor; it also leads an OP_FIRST with OPF_SLOT */
@@ -381,9 +385,11 @@ int cxlfi_xa_prepare(struct cxlfi_ep *ep);
 /* Does [buf, buf+len) lie in the pool mapping (pointer passing)? */
 bool cxlfi_ptr_usable(struct cxlfi_ep *ep, const void *buf, size_t len);
 /* Descriptors received: copy to dst (up to cap; NULL drops), return the
- * token. The length the descriptor covers, or 0 if it is invalid. */
+ * token (fenced at once if its sender waits for it: CXLFI_OPF_RETURN).
+ * The length the descriptor covers, or 0 if it is invalid. */
 size_t cxlfi_bulk_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
-		       const uint8_t *desc, size_t n, uint8_t *dst, size_t cap);
+		       const uint8_t *desc, size_t n, uint8_t *dst, size_t cap,
+		       bool waited);
 size_t cxlfi_ptr_take(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		      const uint8_t *desc, size_t n, size_t want, uint8_t *dst,
 		      size_t cap);

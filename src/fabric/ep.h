@@ -88,6 +88,7 @@ struct cxlfi_tx {
 	bool bulk;	   /* later chunks go through the transfer area */
 	bool ptr_ok;	   /* buffer lies in the pool: pass its offset */
 	bool acked;	   /* FI_DELIVERY_COMPLETE's OP_ACK sent */
+	bool slot_done;	   /* delivery complete by the last slot's token */
 	int wait_tok;	   /* transfer-area token to wait for, or -1 */
 	uint8_t kind;	   /* CXLFI_TX_* */
 	uint64_t rma_addr; /* CXLFI_TX_WRITE: target address (tag: key) */

@@ -53,12 +53,13 @@ static void first_in_slot(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			   pe->index);
 		return;
 	}
-	cxlfi_rx_on_message(ep, pe, op & ~OPF_SLOT, m + CXLFI_DESC_BULK_SIZE,
-			    n - CXLFI_DESC_BULK_SIZE);
+	cxlfi_rx_on_message(ep, pe, op & ~(OPF_SLOT | CXLFI_OPF_RETURN),
+			    m + CXLFI_DESC_BULK_SIZE, n - CXLFI_DESC_BULK_SIZE);
 	/* a header refused above leaves no message in progress: the
 	 * descriptor's slot is then only returned */
 	cxlfi_rx_chunk_done(ep, pe,
-			    cxlfi_xfer_bulk(ep, pe, m, CXLFI_DESC_BULK_SIZE));
+			    cxlfi_xfer_bulk(ep, pe, m, CXLFI_DESC_BULK_SIZE,
+					    op & CXLFI_OPF_RETURN));
 }
 
 static void drain_ring(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
@@ -117,7 +118,8 @@ static void drain_ring(struct cxlfi_ep *ep, struct cxlfi_peer *pe)
 		case CXLFI_OP_BULK:
 			cxlfi_rx_chunk_done(
 				ep, pe,
-				cxlfi_xfer_bulk(ep, pe, ep->rx_scratch, n));
+				cxlfi_xfer_bulk(ep, pe, ep->rx_scratch, n,
+						op & CXLFI_OPF_RETURN));
 			break;
 		case CXLFI_OP_PTR:
 			cxlfi_rx_chunk_done(

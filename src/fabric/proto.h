@@ -105,7 +105,7 @@ void cxlfi_xfer_copy(struct cxlfi_rx *r, size_t off, const void *p, size_t n);
 int cxlfi_xfer_chunk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		     const uint8_t *m, size_t n);
 int cxlfi_xfer_bulk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
-		    const uint8_t *m, size_t n);
+		    const uint8_t *m, size_t n, bool waited);
 int cxlfi_xfer_ptr(struct cxlfi_ep *ep, struct cxlfi_peer *pe, const uint8_t *m,
 		   size_t n);
 

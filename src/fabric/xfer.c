@@ -26,9 +26,10 @@ static uint32_t tx_op(const struct cxlfi_tx *t)
 		[CXLFI_TX_ATOMRSP] = OPF_READRSP,
 	};
 
-	/* a delivery-complete send that is not passed by pointer is
-	 * followed by its OP_ACK (cxlfi_xfer_push) */
-	bool acked = (t->flags & FI_DELIVERY_COMPLETE) && !t->ptr_ok;
+	/* a delivery-complete send that is neither passed by pointer nor
+	 * ends in a data slot is followed by its OP_ACK (cxlfi_xfer_push) */
+	bool acked = (t->flags & FI_DELIVERY_COMPLETE) && !t->ptr_ok &&
+		     !t->slot_done;
 
 	return (t->flags & FI_TAGGED ? OPF_TAGGED : 0) |
 	       (t->flags & FI_REMOTE_CQ_DATA ? OPF_DATA : 0) |
@@ -80,6 +81,13 @@ int cxlfi_xfer_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		}
 		bool rest = t->len >= cxlfi_params.bulk_min || t->ptr_ok;
 
+		/* Its last bytes go through a data slot, whose token then
+		 * stands for the OP_ACK of a delivery-complete message
+		 * (bulk.c). Not an RMA write: a refusal comes back with
+		 * its OP_ACK. */
+		t->slot_done = rest && !t->ptr_ok &&
+			       (t->flags & FI_DELIVERY_COMPLETE) &&
+			       t->kind == CXLFI_TX_MSG;
 		/* the transfer area exists before the first cell goes out,
 		 * so that the message is never left half sent */
 		if (rest && (rc = cxlfi_xa_prepare(ep)))
@@ -108,7 +116,9 @@ int cxlfi_xfer_push(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 			memmove(ep->tx_scratch + CXLFI_DESC_BULK_SIZE,
 				ep->tx_scratch, h);
 			rc = cxlfi_bulk_push_whole(
-				ep, pe, t, h, OP_FIRST | OPF_SLOT | tx_op(t));
+				ep, pe, t, h,
+				OP_FIRST | OPF_SLOT | tx_op(t) |
+					(t->slot_done ? CXLFI_OPF_RETURN : 0));
 			if (rc <= 0) /* not started: all again next time */
 				return rc;
 			t->off = t->len;
@@ -237,7 +247,7 @@ int cxlfi_xfer_chunk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 /* A bulk descriptor: its chunk goes straight from the bulk slot into the
  * matched receive (or the unexpected buffer), without a staging copy. */
 int cxlfi_xfer_bulk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
-		    const uint8_t *m, size_t n)
+		    const uint8_t *m, size_t n, bool waited)
 {
 	uint8_t *dst = NULL;
 	size_t cap = 0, got;
@@ -246,7 +256,8 @@ int cxlfi_xfer_bulk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		CXLFI_WARN(FI_LOG_EP_DATA,
 			   "unexpected bulk chunk from endpoint %u dropped\n",
 			   pe->index);
-		cxlfi_bulk_take(ep, pe, m, n, NULL, 0); /* still free it */
+		/* still free it */
+		cxlfi_bulk_take(ep, pe, m, n, NULL, 0, waited);
 		return 0;
 	}
 	if (pe->rx_cur && pe->rx_off < pe->rx_cur->len) {
@@ -256,12 +267,13 @@ int cxlfi_xfer_bulk(struct cxlfi_ep *ep, struct cxlfi_peer *pe,
 		cap = pe->rx_left < CXLFI_XA_SLOT_SIZE ? pe->rx_left
 						       : CXLFI_XA_SLOT_SIZE;
 		if (!ux_reserve(pe, pe->rx_off + cap)) {
-			cxlfi_bulk_take(ep, pe, m, n, NULL, 0); /* free it */
+			/* free it */
+			cxlfi_bulk_take(ep, pe, m, n, NULL, 0, waited);
 			return -FI_ENOMEM;
 		}
 		dst = pe->ux_cur->buf + pe->rx_off;
 	}
-	got = cxlfi_bulk_take(ep, pe, m, n, dst, cap);
+	got = cxlfi_bulk_take(ep, pe, m, n, dst, cap, waited);
 	if (!got || got > pe->rx_left) {
 		CXLFI_WARN(FI_LOG_EP_DATA,
 			   "bad bulk descriptor from endpoint %u; the message "

@@ -27,8 +27,10 @@ static int p01[2], p10[2], go[2], done[2];
 
 #define PTR_LEN (512u << 10) /* below the data slots one peer may hold */
 
-/* delivery-complete sizes: one cell, chunked cells, the transfer area */
-static const size_t dc_sizes[] = { 100, 600, 100000 };
+/* delivery-complete sizes: one cell, chunked cells, one data slot (the
+ * whole message in the flush and emulated modes), two data slots; the
+ * last two complete by the last slot's token, not by an OP_ACK */
+static const size_t dc_sizes[] = { 100, 600, 8192, 100000 };
 #define DC_SIZES (sizeof(dc_sizes) / sizeof(dc_sizes[0]))
 
 static void signal_peer(int fd)
@@ -104,9 +106,10 @@ static void sender(struct fi *f)
 	CHECK(fi_wait_cq(f, &e, &err, NULL, 20) == 0);
 	CHECK(e.op_context == &v && (e.flags & FI_SEND));
 	wait_peer(done[0]);
-	/* chunked and transfer-area sizes: the receiver stops progressing
-	 * as soon as its receive completes, so the OP_ACK behind the
-	 * message must be taken in that same progress call */
+	/* chunked and transfer-area sizes: no completion while the receiver
+	 * sleeps; it stops progressing as soon as its receive completes, so
+	 * the OP_ACK behind the message, or the token of its last slot,
+	 * must be returned in that same progress call */
 	for (unsigned k = 0; k < DC_SIZES; k++) {
 		uint8_t *p = malloc(dc_sizes[k]);
 
@@ -114,6 +117,7 @@ static void sender(struct fi *f)
 		fill(p, dc_sizes[k], 30 + k);
 		TRY(tsend_flags(f, p, dc_sizes[k], 3 + k, FI_DELIVERY_COMPLETE,
 				p));
+		CHECK(poll_for(f, 300) == 0);
 		signal_peer(go[1]);
 		CHECK(fi_wait_cq(f, &e, &err, NULL, 20) == 0);
 		CHECK(e.op_context == p);
