@@ -33,6 +33,8 @@
  *   OP_PTR    [tok u32][0 u32][gen u64][off u64][len u64]
  *                                       the rest, in the pool at off
  *   OP_ACK    [tok u32][0 u32][gen u64]   message complete: return tok
+ *             (not after a delivery-complete send whose last bytes went
+ *             in a data slot: CXLFI_OPF_RETURN, cxlfi.h)
  * (the last three use the sender's transfer area, bulk.c)
  *
  * A sender never interleaves two chunked messages on one channel (its
