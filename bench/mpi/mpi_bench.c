@@ -105,6 +105,13 @@ static double latency(char *buf, size_t n, int iters)
 	return t;
 }
 
+/* Where window entry w of n bytes is received: one slot per entry up to
+ * 1 MiB; larger messages share one slot. */
+static char *window_slot(char *rbuf, size_t n, int w)
+{
+	return rbuf + (n < (1u << 20) ? (size_t)w * n : 0);
+}
+
 /* Stream windows from src to dst (and back if both); returns MB/s of
  * the bytes this rank sent or received. */
 static double stream(char *sbuf, char *rbuf, size_t n, int iters, int peer,
@@ -126,12 +133,8 @@ static double stream(char *sbuf, char *rbuf, size_t n, int iters, int peer,
 				MPI_Isend(sbuf, (int)n, MPI_CHAR, peer, 2, comm,
 					  &rq[k++]);
 			if (!sender || both)
-				/* one receive slot per window entry up to
-				 * 1 MiB; larger messages share one slot */
-				MPI_Irecv(rbuf + (n < (1u << 20) ? (size_t)w * n
-								 : 0),
-					  (int)n, MPI_CHAR, peer, 2, comm,
-					  &rq[k++]);
+				MPI_Irecv(window_slot(rbuf, n, w), (int)n,
+					  MPI_CHAR, peer, 2, comm, &rq[k++]);
 		}
 		MPI_Waitall(k, rq, MPI_STATUSES_IGNORE);
 		/* the receiver acknowledges each window */
@@ -173,9 +176,8 @@ static double stall(char *sbuf, char *rbuf, size_t n, int iters, MPI_Comm pair)
 	} else if (rank == 1) {
 		nanosleep(&nap, NULL);
 		for (int w = 0; w < WINDOW; w++)
-			MPI_Irecv(rbuf + (n < (1u << 20) ? (size_t)w * n : 0),
-				  (int)n, MPI_CHAR, 0, TAG_STALL,
-				  MPI_COMM_WORLD, &rq[w]);
+			MPI_Irecv(window_slot(rbuf, n, w), (int)n, MPI_CHAR, 0,
+				  TAG_STALL, MPI_COMM_WORLD, &rq[w]);
 		MPI_Waitall(WINDOW, rq, MPI_STATUSES_IGNORE);
 	} else if (rank == 2) {
 		stream(sbuf, rbuf, n, iters, 0, 0, 0, pair);
