@@ -13,7 +13,7 @@
 #include "proto.h"
 
 /* largest message whose first cell holds the header only (see below) */
-#define XFER_WHOLE_MAX 8192u
+#define XFER_WHOLE_MAX 16384u
 
 static uint32_t tx_op(const struct cxlfi_tx *t)
 {

@@ -28,9 +28,10 @@ static int p01[2], p10[2], go[2], done[2];
 #define PTR_LEN (512u << 10) /* below the data slots one peer may hold */
 
 /* delivery-complete sizes: one cell, chunked cells, one data slot (the
- * whole message in the flush and emulated modes), two data slots; the
- * last two complete by the last slot's token, not by an OP_ACK */
-static const size_t dc_sizes[] = { 100, 600, 8192, 100000 };
+ * whole message in the flush and emulated modes, up to XFER_WHOLE_MAX),
+ * a first cell of payload and one slot, two data slots; the last three
+ * complete by the last slot's token, not by an OP_ACK */
+static const size_t dc_sizes[] = { 100, 600, 16384, 16400, 100000 };
 #define DC_SIZES (sizeof(dc_sizes) / sizeof(dc_sizes[0]))
 
 static void signal_peer(int fd)
