@@ -218,8 +218,9 @@ struct cxlfi_ep {
 	size_t net_rx_posted; /* posted receives a network peer may match */
 	unsigned net_calls;   /* progress calls, for the quiet link's looks */
 	uint64_t net_look_ns; /* when the last look at the link ended */
-	uint64_t net_look_cost_ns; /* a look's cost, running average */
-	struct fipeer_srx srx;	   /* our receive queue, as the link sees it */
+	uint64_t net_look_cost_ns;   /* a look's cost, running average */
+	uint64_t net_quiet_since_ns; /* when the link fell quiet; 0: busy */
+	struct fipeer_srx srx; /* our receive queue, as the link sees it */
 	struct fipeer_srx_owner_ops srx_ops;
 	struct cxlfi_nettx *net_tx; /* sends on the link not completed */
 	/* sends the link could not take yet (-FI_EAGAIN), in order */

@@ -439,12 +439,12 @@ ssize_t cxlfi_netpath_send(struct cxlfi_ep *ep, fi_addr_t dest, const void *buf,
 	return 0;
 }
 
-void cxlfi_netpath_look(struct cxlfi_ep *ep)
+void cxlfi_netpath_look(struct cxlfi_ep *ep, bool quiet)
 {
 	/* the RMA endpoint first: a message the link's read finds then
 	 * completes without one more socket poll after it */
 	cxlfi_stats.net_looks++;
-	cxlfi_netrma_progress(ep);
+	cxlfi_netrma_progress(ep, quiet);
 	cxlfi_net_progress(ep->net);
 	if (ep->net_txq)
 		cxlfi_netpath_flush(ep);
@@ -454,13 +454,28 @@ void cxlfi_netpath_look(struct cxlfi_ep *ep)
  * not keep the link unwatched for long */
 #define LOOK_COST_CAP_NS 10000u
 
+/* The quiet link's gap between looks (cxlfi.h): the silence so far
+ * makes it longer, the looks' cost never shorter. */
+static uint64_t quiet_gap_ns(struct cxlfi_ep *ep, uint64_t now)
+{
+	uint64_t gap = ep->net_look_cost_ns * CXLFI_NET_QUIET_SHARE, slow;
+
+	if (!ep->net_quiet_since_ns)
+		ep->net_quiet_since_ns = now; /* first quiet call since busy */
+	slow = (now - ep->net_quiet_since_ns) / CXLFI_NET_QUIET_SLOW;
+	if (slow > CXLFI_NET_QUIET_MAX_NS)
+		slow = CXLFI_NET_QUIET_MAX_NS;
+	return slow > gap ? slow : gap;
+}
+
 void cxlfi_netpath_quiet_look(struct cxlfi_ep *ep)
 {
 	uint64_t t0 = cxl_now_ns(), d;
 
-	if (t0 - ep->net_look_ns < ep->net_look_cost_ns * CXLFI_NET_QUIET_SHARE)
+	if (t0 - ep->net_look_ns < quiet_gap_ns(ep, t0))
 		return;
-	cxlfi_netpath_look(ep);
+	cxlfi_netpath_look(ep, true);
+	cxlfi_stats.net_quiet_looks++;
 	ep->net_look_ns = cxl_now_ns();
 	d = ep->net_look_ns - t0;
 	cxlfi_stats.net_quiet_ns += d;

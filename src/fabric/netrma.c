@@ -27,15 +27,15 @@
 #define NETRMA_CHUNK (64u << 10)
 #define NETRMA_RECVS 8u /* receive buffers posted on the RMA endpoint */
 /* A read of the RMA endpoint's CQ polls the sockets once more (its own
- * progress): while no RMA over the link is under way, one look at the link
- * in NETRMA_IDLE_EVERY reads it, so two-sided traffic over the link pays
- * one socket poll per call, not two (docs/multipool.md); one in
- * NETRMA_NEVER_EVERY until the endpoint first carried RMA over the link
- * (its first frame sent or received): a job that never does pays about
- * nothing, and its first request waits at most that many looks. A frame
- * received keeps it read at every call for NETRMA_HOT_CALLS calls (about
- * 0.5 ms here): RMA comes in bursts, whose requests are then served at
- * once. */
+ * progress): while no RMA over the link is under way, one busy look at the
+ * link in NETRMA_IDLE_EVERY reads it, so two-sided traffic over the link
+ * pays one socket poll per call, not two (docs/multipool.md); one in
+ * NETRMA_NEVER_EVERY until the endpoint first carried RMA over the link (its
+ * first frame sent or received). A quiet link's look, rare, reads it every
+ * time: a request to a quiet target waits no longer than a message does. A
+ * frame received keeps it read at every call for NETRMA_HOT_CALLS calls
+ * (about 0.5 ms here): RMA comes in bursts, whose requests are then served
+ * at once. */
 #define NETRMA_IDLE_EVERY 16u
 #define NETRMA_NEVER_EVERY 256u
 #define NETRMA_HOT_CALLS 1024u
@@ -343,7 +343,7 @@ bool cxlfi_netrma_busy(const struct cxlfi_ep *ep)
 	return r && (r->chunks || r->pend || r->out || r->hot);
 }
 
-void cxlfi_netrma_progress(struct cxlfi_ep *ep)
+void cxlfi_netrma_progress(struct cxlfi_ep *ep, bool now)
 {
 	struct fi_cq_tagged_entry e[8];
 	fi_addr_t src[8];
@@ -354,7 +354,7 @@ void cxlfi_netrma_progress(struct cxlfi_ep *ep)
 		return;
 	/* idle: no answer awaited, no frame queued or in flight, none
 	 * received lately */
-	if (!cxlfi_netrma_busy(ep) &&
+	if (!now && !cxlfi_netrma_busy(ep) &&
 	    ++r->calls % (r->used ? NETRMA_IDLE_EVERY : NETRMA_NEVER_EVERY))
 		return;
 	if (r->hot)

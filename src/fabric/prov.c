@@ -69,7 +69,8 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		"nt_lines %llu direct_rma %llu atomics %llu read_spins %llu "
 		"spin_hits %llu polls %llu poll_inval_lines %llu "
 		"poll_fences %llu poll_nt_loads %llu host %lld cost_ns %llu "
-		"net_sent %llu net_recv %llu net_looks %llu net_quiet_ns %llu\n",
+		"net_sent %llu net_recv %llu net_looks %llu net_quiet_looks %llu "
+		"net_quiet_ns %llu\n",
 		(unsigned long long)cxlfi_stats.sent,
 		(unsigned long long)cxlfi_stats.recv,
 		(unsigned long long)cxlfi_stats.bytes,
@@ -92,6 +93,7 @@ void cxlfi_stats_report(const struct cxl_coh_counters *c0)
 		(unsigned long long)cxlfi_stats.net_sent,
 		(unsigned long long)cxlfi_stats.net_recv,
 		(unsigned long long)cxlfi_stats.net_looks,
+		(unsigned long long)cxlfi_stats.net_quiet_looks,
 		(unsigned long long)cxlfi_stats.net_quiet_ns);
 }
 

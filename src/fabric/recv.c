@@ -511,6 +511,11 @@ static ssize_t peek(struct cxlfi_ep *ep, struct cxlfi_rx *r, bool tagged)
 	struct cxlfi_unexp *u, *prev = NULL;
 	uint64_t f = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
 
+	/* a probe a network peer may answer looks at the link now and for
+	 * the next calls, as a posted receive would (cxlfi_netpath_progress):
+	 * a quiet link's looks may be a quarter of a millisecond apart */
+	if (rx_from_net(r))
+		ep->net_hot = CXLFI_NET_HOT_CALLS;
 	cxlfi_up.progress(ep);
 	for (u = ep->unexp; u; prev = u, u = u->next)
 		if (u->have == u->len &&

@@ -27,6 +27,12 @@
  * into the fresh link (still connecting: they wait in the provider's
  * queue), overwrites its buffers and closes at once; the receiver gets
  * all 3 intact (the provider posts them before the close).
+ * --quiet: the receiver's link stays quiet (nothing posted that the
+ * network peer may match but a multi-receive buffer) for QUIET_MS while
+ * it reads its CQ: it looks at the link at most QUIET_LOOKS_MAX times
+ * then, yet takes a message the peer sends afterwards into the buffer
+ * within QUIET_NOTICE_MS; then QUIET_PEEKS probes from any source each
+ * look at the link.
  * --mode M: the pools' coherence mode (coherent by default; emulated,
  * the non-coherent emulation, for the pool path of --same-pool).
  */
@@ -47,6 +53,15 @@
 #define RMA_LEN (200u << 10)
 /* empty CQ reads while a receive the network peer may match waits */
 #define DIRECTED_POLLS 20000
+/* --quiet: the quiet phase, the looks allowed in it (a fixed share of
+ * 1/16 of the waits looked 10 000-50 000 times in it; the gap that grows
+ * with the silence, about 1 300), how soon a message into a quiet
+ * endpoint must complete (the gap is at most 256 us; the rest is room for
+ * a loaded machine), and the probes that must each look */
+#define QUIET_MS 300
+#define QUIET_LOOKS_MAX 4000
+#define QUIET_NOTICE_MS 100
+#define QUIET_PEEKS 20000
 
 static uint8_t pat(uint64_t seed, size_t i)
 {
@@ -73,7 +88,7 @@ static bool same(const uint8_t *b, size_t n, uint64_t seed)
 
 static struct fi f;
 static int to_peer, from_peer;
-static bool same_pool, net_only, close_early;
+static bool same_pool, net_only, close_early, quiet;
 static enum cxl_coh_mode mode = CXL_COH_COHERENT; /* --mode */
 
 static void sync_peer(void)
@@ -495,8 +510,9 @@ static void setup(int rank, const struct tpool *tp)
 
 /* Close, with the provider's FI_CXL_STATS line (printed at fabric close)
  * captured: the messages this process sent through the network link, and
- * its looks at the link into *looks. */
-static long long teardown_net_sent(long long *looks)
+ * its looks at the link into *looks, those while it was quiet into
+ * *quiet_looks (if not NULL). */
+static long long teardown_net_sent(long long *looks, long long *quiet_looks)
 {
 	char path[] = "/tmp/cxltest-finet-XXXXXX", line[1024];
 	int fd = mkstemp(path), saved = dup(2);
@@ -519,8 +535,12 @@ static long long teardown_net_sent(long long *looks)
 
 		if (strstr(line, "cxl-stats:") && p)
 			n = atoll(p + strlen(" net_sent "));
+		const char *r = strstr(line, " net_quiet_looks ");
+
 		if (strstr(line, "cxl-stats:") && q)
 			*looks = atoll(q + strlen(" net_looks "));
+		if (strstr(line, "cxl-stats:") && r && quiet_looks)
+			*quiet_looks = atoll(r + strlen(" net_quiet_looks "));
 	}
 	fclose(fp);
 	unlink(path);
@@ -564,6 +584,85 @@ static int run_close_early(int rank)
 	return t_report("test_fi_net --close-early receiver");
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* --quiet (see the top): rank 0 sends, rank 1 is the quiet receiver */
+static int run_quiet(int rank)
+{
+	static uint8_t msg[100], multi[4096];
+	struct fi_cq_tagged_entry e;
+	long long looks = -1, quiet_looks = -1;
+	uint64_t t0;
+	int stray = 0;
+
+	fill(msg, sizeof(msg), 60);
+	if (rank == 0) {
+		struct sendargs a = { msg, sizeof(msg), 0, 0, 1, (void *)61 };
+
+		sync_peer(); /* the buffer is posted: connect the link */
+		post_send(do_post, &a);
+		(void)wait_one("first send", NULL);
+		sync_peer(); /* the quiet phase is over */
+		post_send(do_post, &a);
+		(void)wait_one("send into a quiet endpoint", NULL);
+		sync_peer(); /* the peer's probes are done */
+		fi_teardown(&f);
+		return t_report("test_fi_net --quiet sender");
+	}
+	{
+		size_t min = sizeof(msg);
+		struct iovec iov = { multi, sizeof(multi) };
+		struct fi_msg m = {
+			&iov, NULL, 1, FI_ADDR_UNSPEC, (void *)62, 0
+		};
+
+		CHECK(fi_setopt(&f.ep->fid, FI_OPT_ENDPOINT,
+				FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)) == 0);
+		CHECK(fi_recvmsg(f.ep, &m, FI_MULTI_RECV) == 0);
+	}
+	sync_peer();
+	e = wait_one("first message", NULL);
+	CHECK(e.op_context == (void *)62 && e.len == sizeof(msg));
+	/* quiet: only the multi-receive buffer is posted */
+	for (t0 = now_ms(); now_ms() - t0 < QUIET_MS;)
+		stray += fi_cq_read(f.cq, &e, 1) != -FI_EAGAIN;
+	CHECK(stray == 0);
+	sync_peer();
+	t0 = now_ms();
+	e = wait_one("message into a quiet endpoint", NULL);
+	printf("a message into the quiet endpoint completed after %llu ms\n",
+	       (unsigned long long)(now_ms() - t0));
+	CHECK(now_ms() - t0 < QUIET_NOTICE_MS);
+	CHECK(e.op_context == (void *)62 && e.len == sizeof(msg) &&
+	      same(e.buf, sizeof(msg), 60));
+	/* probes from any source, which no message answers */
+	for (int i = 0; i < QUIET_PEEKS; i++) {
+		struct fi_cq_err_entry err = { 0 };
+		struct fi_msg_tagged m = { NULL,	   NULL, 0,
+					   FI_ADDR_UNSPEC, 99,	 0,
+					   (void *)63,	   0 };
+
+		CHECK(fi_trecvmsg(f.ep, &m, FI_PEEK) == 0);
+		CHECK(fi_cq_read(f.cq, &e, 1) == -FI_EAVAIL);
+		CHECK(fi_cq_readerr(f.cq, &err, 0) == 1 &&
+		      err.err == FI_ENOMSG);
+	}
+	sync_peer();
+	(void)teardown_net_sent(&looks, &quiet_looks);
+	printf("the quiet receiver looked at the link %lld times, %lld of "
+	       "them while quiet\n",
+	       looks, quiet_looks);
+	CHECK(quiet_looks >= 1 && quiet_looks <= QUIET_LOOKS_MAX);
+	CHECK(looks - quiet_looks >= QUIET_PEEKS);
+	return t_report("test_fi_net --quiet receiver");
+}
+
 static int run(int rank, const struct tpool *tp)
 {
 	long long net, looks = -1;
@@ -571,11 +670,13 @@ static int run(int rank, const struct tpool *tp)
 	setup(rank, tp);
 	if (close_early)
 		return run_close_early(rank);
+	if (quiet)
+		return run_quiet(rank);
 	if (rank == 0)
 		sender();
 	else
 		receiver();
-	net = teardown_net_sent(&looks);
+	net = teardown_net_sent(&looks, NULL);
 	/* sender: 1 + 2 + 1 + 3 + 1 + 2 sends; receiver: a send, 3 injects */
 	printf("rank %d: %lld messages sent through the network link, "
 	       "%lld looks at it\n",
@@ -607,6 +708,7 @@ int main(int argc, char **argv)
 	same_pool = argc > 1 && !strcmp(argv[1], "--same-pool");
 	net_only = argc > 1 && !strcmp(argv[1], "--net-only");
 	close_early = argc > 1 && !strcmp(argv[1], "--close-early");
+	quiet = argc > 1 && !strcmp(argv[1], "--quiet");
 	mode = targ_mode(argc, argv);
 	setenv("FI_CXL_NET", "tcp;ofi_rxm", 1);
 	t_net_on_loopback();
