@@ -307,7 +307,7 @@ static inline void cxlfi_netpath_progress(struct cxlfi_ep *ep)
 		return;
 	if (!ep->net_tx && !ep->net_txq && !ep->net_hot && !ep->net_rx_posted &&
 	    !cxlfi_netrma_busy(ep)) {
-		if (++ep->net_calls % CXLFI_NET_CLOCK_EVERY == 0)
+		if (ep->progress_calls % CXLFI_NET_CLOCK_EVERY == 0)
 			cxlfi_netpath_quiet_look(ep);
 		return;
 	}

@@ -183,7 +183,7 @@ struct cxlfi_ep {
 	struct cxlfi_freelist rx_cache, netrx_cache, tx_cache;
 	struct cxlfi_unexp *unexp, *unexp_tail;
 	size_t unexp_bytes;
-	uint64_t progress_calls;
+	uint64_t progress_calls; /* inbox scan, peer watch, quiet link */
 	uint64_t reported;   /* operations completed (CQ entry or counter) */
 	uint32_t inbox_next; /* first inbox line of the next scan step */
 	uint64_t tx_op_flags, rx_op_flags;
@@ -216,7 +216,6 @@ struct cxlfi_ep {
 	size_t net_peers;     /* network peers inserted: poll the link */
 	unsigned net_hot;     /* progress calls left that look at the link */
 	size_t net_rx_posted; /* posted receives a network peer may match */
-	unsigned net_calls;   /* progress calls, for the quiet link's looks */
 	uint64_t net_look_ns; /* when the last look at the link ended */
 	uint64_t net_look_cost_ns;   /* a look's cost, running average */
 	uint64_t net_quiet_since_ns; /* when the link fell quiet; 0: busy */
